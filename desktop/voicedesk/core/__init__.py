@@ -1,0 +1,1 @@
+"""Qt-free heart of VoiceDesk: audio, engine, cloning, GPU status and the voice library."""
