@@ -1,0 +1,55 @@
+"""Mandarin Chinese → Kokoro phonemes through misaki's Chinese reader in the form Kokoro v1.0 was
+trained on: jieba segments words, pypinyin gives readings, cn2an spells numbers, and pinyin maps to
+IPA with tone arrows. All data ships inside those packages. Loaded on first use and kept."""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any
+
+from voicedesk.core import paths
+from voicedesk.core.text.cleanup import keep_speakable
+from voicedesk.core.text.east_asian import Words, is_han, read_mixed, rewrite
+
+MAX_CHARS = 80  # about 4-5 phonemes per character
+_WORDS = Words(
+    hour="点",
+    minute="分",
+    second="秒",
+    digits=tuple("零一二三四五六七八九"),
+    currency={"$": "美元", "€": "欧元", "£": "英镑", "¥": "元"},
+    symbols={"+": "加", "=": "等于", "&": "和", "『": "“", "』": "”"},
+    minus="负",
+)
+# Marks the reader maps to pauses or quotes; cn2an spells "%" and digits. Other symbols are reported.
+_MARKS = frozenset(" 、，。．！？：；,.!?;:'\"“”‘’「」《》【】()（）«»…—–-·・%[]")
+# Marks the reader would pass through as they are, turned into ones the model knows. Text reaching
+# the reader holds no Latin words, so an apostrophe there is a stray quote.
+_READER_MARKS = str.maketrans({"'": None, "‘": "“", "’": "”", "-": "—", "–": "—", "[": "“", "]": "”", "·": " ", "・": " "})
+
+
+@functools.cache
+def _reader() -> Any:
+    import jieba
+    from misaki.zh import ZHG2P
+
+    jieba.setLogLevel(logging.WARNING)
+    jieba.dt.tmp_dir = str(paths.cache_dir())  # its word-index cache, instead of the system temp folder
+    return ZHG2P()
+
+
+def _speakable(char: str) -> bool:
+    return char in _MARKS or char.isdigit() or (char.isascii() and char.isalpha()) or is_han(char)
+
+
+def _native(text: str) -> str:
+    phonemes: str = _reader()(text.translate(_READER_MARKS))[0] if text.strip() else ""
+    return phonemes
+
+
+def phonemize(text: str) -> tuple[str, list[str]]:
+    """Phonemes for one sentence (or piece of one), and notices for what could not be read."""
+    text, notices = keep_speakable(rewrite(text, _WORDS), _speakable, "Mandarin Chinese")
+    phonemes, said = read_mixed(text, _native)
+    return phonemes, notices + said

