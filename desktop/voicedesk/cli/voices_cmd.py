@@ -1,0 +1,101 @@
+"""`voicedesk voices`: list stock and saved voices; export, import, rename and delete saved ones.
+
+The listing prints one voice per line, name first (names never contain spaces), so scripts can
+`cut -f1` it. Damaged library files are reported on stderr and skipped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from voicedesk.core.errors import VoiceDeskError
+from voicedesk.core.library.voicefile import SUFFIX
+from voicedesk.core.library.voices import VoiceLibrary
+
+
+def register(subparsers: Any) -> None:
+    parser = subparsers.add_parser("voices", help="list voices; export, import, rename or delete saved voices")
+    parser.set_defaults(handler=list_voices)
+    sub = parser.add_subparsers(dest="voices_command", metavar="ACTION")
+
+    export = sub.add_parser("export", help=f"write a saved voice to one {SUFFIX} file")
+    export.add_argument("name")
+    export.add_argument("file")
+    export.set_defaults(handler=export_voice)
+
+    imp = sub.add_parser("import", help=f"add a voice from a {SUFFIX} file")
+    imp.add_argument("file")
+    imp.add_argument("--name", help="save it under this name instead of the one stored in the file")
+    imp.set_defaults(handler=import_voice)
+
+    rename = sub.add_parser("rename", help="rename a saved voice")
+    rename.add_argument("old")
+    rename.add_argument("new")
+    rename.set_defaults(handler=rename_voice)
+
+    delete = sub.add_parser("delete", help="move a saved voice to the library's trash folder")
+    delete.add_argument("name")
+    delete.set_defaults(handler=delete_voice)
+
+
+def stock_voices() -> list[tuple[str, str]]:
+    """(name, description) of the engine's stock voices, read without loading the model."""
+    from voicedesk.core.engine.voices import describe_stock_voice, stock_voice_names
+
+    return [(name, describe_stock_voice(name)) for name in stock_voice_names()]
+
+
+def _library() -> tuple[VoiceLibrary, list[tuple[str, str]]]:
+    try:
+        stock = stock_voices()
+    except (VoiceDeskError, ImportError) as exc:  # the engine package is optional for managing files
+        print(f"Warning: stock voices unavailable: {exc}", file=sys.stderr)
+        stock = []
+    return VoiceLibrary(reserved_names=[name for name, _ in stock]), stock
+
+
+def list_voices(args: argparse.Namespace) -> int:
+    library, stock = _library()
+    for name, description in stock:
+        print(f"{name}\tstock\t{description}")
+    scan = library.scan()
+    for voice in scan.items:
+        scores = " ".join(f"{key}={_short(value)}" for key, value in voice.scores.items())
+        print(f"{voice.name}\tsaved\t{voice.language}\t{voice.created}\t{scores}".rstrip())
+    for problem in scan.problems:
+        print(f"Warning: {problem.message}", file=sys.stderr)
+    return 0
+
+
+def _short(value: object) -> str:
+    return f"{value:.3f}" if isinstance(value, float) else str(value).replace(" ", "_")
+
+
+def export_voice(args: argparse.Namespace) -> int:
+    library, _ = _library()
+    target = library.export(args.name, args.file)
+    print(f"Exported {args.name} to {target}")
+    return 0
+
+
+def import_voice(args: argparse.Namespace) -> int:
+    library, _ = _library()
+    voice = library.import_file(args.file, name=args.name)
+    print(f"Imported {voice.name}")
+    return 0
+
+
+def rename_voice(args: argparse.Namespace) -> int:
+    library, _ = _library()
+    voice = library.rename(args.old, args.new)
+    print(f"Renamed {args.old} to {voice.name}")
+    return 0
+
+
+def delete_voice(args: argparse.Namespace) -> int:
+    library, _ = _library()
+    trash = library.delete(args.name)
+    print(f"Deleted {args.name} (kept in {trash.parent} until you empty it)")
+    return 0
