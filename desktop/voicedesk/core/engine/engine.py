@@ -1,0 +1,212 @@
+"""The speech engine: text (or phonemes) and a voice style in, 24 kHz audio out, one chunk at a time.
+
+    engine = Engine.load(device="auto")
+    style = engine.stock_voice("jf_alpha")
+    audio = join_chunks(engine.synthesize("Hello there. How are you?", style, language="en"))
+
+Torch is imported when an engine is loaded, not when this module is imported.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voicedesk.core.engine import voices
+from voicedesk.core.engine.config import MAX_PHONEMES, SAMPLE_RATE
+from voicedesk.core.engine.voices import Style
+from voicedesk.core.errors import InputError, ModelError
+
+if TYPE_CHECKING:
+    import torch
+
+    from voicedesk.core.engine.model import KokoroModel
+
+log = logging.getLogger(__name__)
+
+Audio = npt.NDArray[np.float32]
+PAUSE_SECONDS = 0.2  # between sentence chunks
+_EDGE_THRESHOLD = 0.01  # trim quieter lead-in/tail than this (relative to full scale)
+_EDGE_KEEP = int(0.03 * SAMPLE_RATE)  # keep this much around the speech when trimming
+_FADE = int(0.005 * SAMPLE_RATE)  # fade chunk edges so joins never click
+
+
+@dataclass(frozen=True)
+class SpeechChunk:
+    """One spoken sentence chunk: float32 mono audio at `sample_rate`, in reading order."""
+
+    audio: Audio
+    text: str
+    phonemes: str
+    index: int
+    total: int
+    notices: tuple[str, ...] = ()
+    sample_rate: int = SAMPLE_RATE
+
+    @property
+    def seconds(self) -> float:
+        return len(self.audio) / self.sample_rate
+
+
+class Engine:
+    """Kokoro-82M on one device; create with `Engine.load()`."""
+
+    sample_rate = SAMPLE_RATE
+
+    def __init__(self, model: KokoroModel, device: str, device_reason: str, fp16: bool) -> None:
+        self.model = model
+        self.device = device
+        self.device_reason = device_reason
+        self.fp16 = fp16
+
+    @classmethod
+    def load(cls, device: str = "auto", fp16: bool = False) -> Engine:
+        """Load the model on `device` ("auto": CUDA when its check passed, else CPU; "cpu"; "cuda")."""
+        from voicedesk.core.gpu import choose_device
+
+        choice = choose_device(device)
+        import torch
+
+        from voicedesk.core.engine.model import load_model
+
+        reason = choice.reason
+        if choice.device == "cuda":
+            torch.backends.cudnn.enabled = True
+            torch.backends.cudnn.benchmark = True
+        elif fp16:
+            fp16 = False
+            reason += "; half precision needs the GPU, so the CPU runs in full precision"
+        started = time.perf_counter()
+        try:
+            model = load_model(choice.device)
+        except (OSError, RuntimeError) as exc:
+            raise ModelError(
+                f"The speech model could not be loaded ({exc}); see the log for details."
+            ) from exc
+        log.info("engine loaded on %s (%s) in %.1f s", choice.device, reason, time.perf_counter() - started)
+        return cls(model, choice.device, reason, fp16)
+
+    # -- voices ----------------------------------------------------------------------------------------
+
+    @staticmethod
+    def stock_voices() -> list[str]:
+        return voices.stock_voice_names()
+
+    @staticmethod
+    def stock_voice(name: str) -> Style:
+        return voices.stock_voice(name)
+
+    # -- model inputs ------------------------------------------------------------------------------------
+
+    def token_ids(self, phonemes: str) -> torch.Tensor:
+        """[1, T + 2] token ids (pad token at both ends) on the engine's device."""
+        import torch
+
+        from voicedesk.core.text import kokoro_vocab
+
+        vocab = kokoro_vocab()
+        unknown = sorted({symbol for symbol in phonemes if symbol not in vocab})
+        if unknown:
+            raise InputError(f"These phoneme symbols are not in Kokoro's vocabulary: {' '.join(unknown)}.")
+        if not phonemes:
+            raise InputError("There are no phonemes to speak.")
+        if len(phonemes) > MAX_PHONEMES:
+            raise InputError(f"A chunk may hold at most {MAX_PHONEMES} phonemes, not {len(phonemes)}.")
+        ids = [0, *(vocab[symbol] for symbol in phonemes), 0]
+        return torch.tensor([ids], dtype=torch.long, device=self.device)
+
+    def style_tensor(self, style: Style, n_phonemes: int) -> torch.Tensor:
+        """The [1, 256] style row for a chunk of `n_phonemes`, on the engine's device."""
+        import torch
+
+        row = voices.style_row(voices.as_style(style), n_phonemes)
+        return torch.from_numpy(np.ascontiguousarray(row)).to(self.device)
+
+    # -- speaking --------------------------------------------------------------------------------------
+
+    def synthesize(
+        self,
+        text: str,
+        style: Style,
+        language: str = "en",
+        speed: float = 1.0,
+        seed: int | None = None,
+    ) -> Iterator[SpeechChunk]:
+        """Yield one chunk per sentence chunk of `text` as soon as it is ready (stop iterating to cancel)."""
+        from voicedesk.core.text import phonemize
+
+        style = voices.as_style(style)
+        chunks = phonemize(text, language)
+        rng = self._rng(seed)
+        for index, chunk in enumerate(chunks):
+            audio = self._speak(chunk.phonemes, style, speed, rng)
+            yield SpeechChunk(audio, chunk.text, chunk.phonemes, index, len(chunks), tuple(chunk.notices))
+
+    def synthesize_phonemes(
+        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None
+    ) -> Audio:
+        """Audio for one chunk of Kokoro phonemes (at most MAX_PHONEMES symbols)."""
+        return self._speak(phonemes, voices.as_style(style), speed, self._rng(seed))
+
+    def _rng(self, seed: int | None) -> torch.Generator:
+        import torch
+
+        rng = torch.Generator(device=self.device)
+        if seed is None:
+            rng.seed()
+        else:
+            rng.manual_seed(int(seed))
+        return rng
+
+    def _speak(self, phonemes: str, style: Style, speed: float, rng: torch.Generator) -> Audio:
+        import torch
+
+        if not 0.25 <= speed <= 4.0:
+            raise InputError(f"Speed {speed} is out of range; use a value from 0.25 to 4 (1 is normal).")
+        ids = self.token_ids(phonemes)
+        ref_s = self.style_tensor(style, len(phonemes))
+        with torch.autocast("cuda", dtype=torch.float16, enabled=self.fp16 and self.device == "cuda"):
+            out = self.model.infer(ids, ref_s, speed, rng)
+        audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
+        return audio
+
+
+def trim_edges(audio: Audio) -> Audio:
+    """Drop near-silent lead-in and tail (keeping a little), so pauses between chunks are even."""
+    loud = np.flatnonzero(np.abs(audio) > _EDGE_THRESHOLD)
+    if loud.size == 0:
+        return audio
+    return audio[max(0, loud[0] - _EDGE_KEEP) : loud[-1] + _EDGE_KEEP]
+
+
+def _fade(audio: Audio) -> Audio:
+    out = audio.astype(np.float32, copy=True)
+    n = min(_FADE, len(out) // 2)
+    if n > 0:
+        ramp = np.linspace(0.0, 1.0, n, dtype=np.float32)
+        out[:n] *= ramp
+        out[-n:] *= ramp[::-1]
+    return out
+
+
+def join_chunks(
+    chunks: Iterable[SpeechChunk | Audio], pause: float = PAUSE_SECONDS, sample_rate: int = SAMPLE_RATE
+) -> Audio:
+    """One waveform from chunks: edges trimmed and faded, `pause` seconds of silence between them."""
+    gap = np.zeros(int(round(pause * sample_rate)), dtype=np.float32)
+    parts: list[Any] = []
+    for chunk in chunks:
+        audio = chunk.audio if isinstance(chunk, SpeechChunk) else np.asarray(chunk, dtype=np.float32)
+        if parts:
+            parts.append(gap)
+        parts.append(_fade(trim_edges(audio)))
+    if not parts:
+        return np.zeros(0, dtype=np.float32)
+    joined: Audio = np.concatenate(parts).astype(np.float32, copy=False)
+    return joined

@@ -1,0 +1,265 @@
+"""Kokoro-82M in PyTorch, assembled from the `kokoro` package's modules.
+
+`KokoroModel.forward(input_ids [1, T], ref_s [1, 256], speed)` returns the waveform and is
+differentiable with respect to `ref_s` (style-fit cloning optimises the style through it). Durations are
+rounded, so they carry no gradient. The harmonic source (sine waves at F0 and its overtones) is built
+without gradient by default, as Kokoro does; `source_grad=True` lets gradients reach F0 through it too.
+`deterministic_source=True` drops the source's random initial phases and noise, which is what the
+ONNX export does, so the two can be compared sample for sample.
+
+This module imports torch at the top: import it only where the model is needed.
+"""
+
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from voicedesk.core.engine import kokoro_modules, weights
+from voicedesk.core.engine.config import KOKORO_CONFIG, MAX_PHONEMES, TIMBRE_DIM
+from voicedesk.core.errors import InputError, ModelError
+
+
+@dataclass
+class KokoroOutput:
+    audio: torch.Tensor  # [samples], float32, 24 kHz
+    durations: torch.Tensor  # [T] frames per input token (one frame = 600 samples at speed 1)
+    f0: torch.Tensor  # [1, frames * 2] predicted pitch in Hz (0 where unvoiced)
+
+
+class KokoroModel(nn.Module):
+    """ALBERT + duration/prosody predictor + text encoder + iSTFTNet decoder (weight norm folded)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        modules, istftnet = kokoro_modules.load()
+        with warnings.catch_warnings():
+            # Kokoro's modules use the older weight_norm API and pass dropout to 1-layer LSTMs; both
+            # are harmless here (weight norm is removed below, dropout is off in eval mode).
+            warnings.filterwarnings("ignore", category=FutureWarning, message=".*weight_norm.*")
+            warnings.filterwarnings("ignore", category=UserWarning, message=".*dropout option adds dropout.*")
+            self._build(modules, istftnet)
+        _remove_weight_norm(self)
+        self.deterministic_source = False
+        self.source_grad = False
+        self.eval()
+
+    def _build(self, modules: Any, istftnet: Any) -> None:
+        from transformers import AlbertConfig
+
+        cfg = KOKORO_CONFIG
+        albert = AlbertConfig(vocab_size=cfg["n_token"], **cfg["plbert"])
+        # The pooler is unused (Kokoro reads the last hidden state) and absent from the weights.
+        self.bert = modules.CustomAlbert(albert, add_pooling_layer=False)
+        self.bert_encoder = nn.Linear(albert.hidden_size, cfg["hidden_dim"])
+        self.predictor = modules.ProsodyPredictor(
+            style_dim=cfg["style_dim"],
+            d_hid=cfg["hidden_dim"],
+            nlayers=cfg["n_layer"],
+            max_dur=cfg["max_dur"],
+            dropout=cfg["dropout"],
+        )
+        self.text_encoder = modules.TextEncoder(
+            channels=cfg["hidden_dim"],
+            kernel_size=cfg["text_encoder_kernel_size"],
+            depth=cfg["n_layer"],
+            n_symbols=cfg["n_token"],
+        )
+        self.decoder = istftnet.Decoder(
+            dim_in=cfg["hidden_dim"], style_dim=cfg["style_dim"], dim_out=cfg["n_mels"], **cfg["istftnet"]
+        )
+
+    @property
+    def device(self) -> torch.device:
+        return self.bert_encoder.weight.device
+
+    def forward(
+        self,
+        input_ids: torch.Tensor,
+        ref_s: torch.Tensor,
+        speed: float = 1.0,
+        rng: torch.Generator | None = None,
+    ) -> torch.Tensor:
+        """Waveform [samples] for token ids [1, T] (pads included) and a style row [1, 256]."""
+        return self.synthesize(input_ids, ref_s, speed, rng).audio
+
+    def synthesize(
+        self,
+        input_ids: torch.Tensor,
+        ref_s: torch.Tensor,
+        speed: float = 1.0,
+        rng: torch.Generator | None = None,
+        durations: torch.Tensor | None = None,
+    ) -> KokoroOutput:
+        """Like `forward`, with the details; `durations` [T] (frames per token) overrides the prediction."""
+        if input_ids.dim() != 2 or input_ids.shape[0] != 1:
+            raise InputError("The model speaks one sequence at a time (token ids shaped [1, T]).")
+        n_tokens = int(input_ids.shape[1])
+        if n_tokens > MAX_PHONEMES + 2:
+            raise InputError(f"Too many phonemes for one chunk ({n_tokens - 2}; at most {MAX_PHONEMES}).")
+        if speed <= 0:
+            raise InputError("Speed must be a positive number (1.0 is normal).")
+        device = input_ids.device
+        lengths = torch.full((1,), n_tokens, dtype=torch.long)  # LSTM packing wants lengths on the CPU
+        text_mask = torch.zeros((1, n_tokens), dtype=torch.bool, device=device)
+        prosody_style = ref_s[:, TIMBRE_DIM:]
+
+        hidden = self.bert(input_ids, attention_mask=torch.ones_like(input_ids))
+        d_en = self.bert_encoder(hidden).transpose(-1, -2)
+        d = self.predictor.text_encoder(d_en, prosody_style, lengths, text_mask)
+        if durations is None:
+            x, _ = self.predictor.lstm(d)
+            duration = torch.sigmoid(self.predictor.duration_proj(x)).sum(dim=-1) / speed
+            durations = torch.round(duration).clamp(min=1).long().squeeze(0).detach()
+        elif durations.shape != (n_tokens,):
+            raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
+
+        # Repeating each token's features for its frames equals Kokoro's one-hot alignment matmul.
+        en = torch.repeat_interleave(d.transpose(-1, -2), durations, dim=-1)
+        f0, noise = self.predictor.F0Ntrain(en, prosody_style)
+        t_en = self.text_encoder(input_ids, lengths, text_mask)
+        asr = torch.repeat_interleave(t_en, durations, dim=-1)
+        audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
+        return KokoroOutput(audio=audio.reshape(-1), durations=durations, f0=f0)
+
+    @torch.inference_mode()
+    def infer(
+        self,
+        input_ids: torch.Tensor,
+        ref_s: torch.Tensor,
+        speed: float = 1.0,
+        rng: torch.Generator | None = None,
+        durations: torch.Tensor | None = None,
+    ) -> KokoroOutput:
+        """`synthesize` without autograd bookkeeping: the path for speaking."""
+        return self.synthesize(input_ids, ref_s, speed, rng, durations)
+
+    # -- decoder -------------------------------------------------------------------------------------
+
+    def _decode(
+        self,
+        asr: torch.Tensor,
+        f0: torch.Tensor,
+        noise: torch.Tensor,
+        timbre: torch.Tensor,
+        rng: torch.Generator | None,
+    ) -> torch.Tensor:
+        # Kokoro's Decoder.forward, with the generator below instead of its own.
+        dec = self.decoder
+        f0_down = dec.F0_conv(f0.unsqueeze(1))
+        noise_down = dec.N_conv(noise.unsqueeze(1))
+        x = dec.encode(torch.cat([asr, f0_down, noise_down], dim=1), timbre)
+        asr_res = dec.asr_res(asr)
+        residual = True
+        for block in dec.decode:
+            if residual:
+                x = torch.cat([x, asr_res, f0_down, noise_down], dim=1)
+            x = block(x, timbre)
+            if block.upsample_type != "none":
+                residual = False
+        return self._generate(x, timbre, f0, rng)
+
+    def _generate(
+        self, x: torch.Tensor, timbre: torch.Tensor, f0: torch.Tensor, rng: torch.Generator | None
+    ) -> torch.Tensor:
+        # Kokoro's Generator.forward, except for how the harmonic source is made (see the module doc).
+        gen = self.decoder.generator
+        with torch.set_grad_enabled(torch.is_grad_enabled() and self.source_grad):
+            f0_up = gen.f0_upsamp(f0[:, None]).transpose(1, 2)  # [1, samples, 1]
+            source = self._harmonic_source(f0_up, rng).transpose(1, 2).squeeze(1)
+            har = self._source_spectrum(source)
+        for i in range(gen.num_upsamples):
+            x = F.leaky_relu(x, negative_slope=0.1)
+            x_source = gen.noise_res[i](gen.noise_convs[i](har), timbre)
+            x = gen.ups[i](x)
+            if i == gen.num_upsamples - 1:
+                x = gen.reflection_pad(x)
+            x = x + x_source
+            xs = gen.resblocks[i * gen.num_kernels](x, timbre)
+            for j in range(1, gen.num_kernels):
+                xs = xs + gen.resblocks[i * gen.num_kernels + j](x, timbre)
+            x = xs / gen.num_kernels
+        x = gen.conv_post(F.leaky_relu(x))
+        half = gen.post_n_fft // 2 + 1
+        spec = torch.exp(x[:, :half, :])
+        phase = torch.sin(x[:, half:, :])
+        audio: torch.Tensor = gen.stft.inverse(spec, phase)
+        return audio
+
+    def _harmonic_source(self, f0_up: torch.Tensor, rng: torch.Generator | None) -> torch.Tensor:
+        """Kokoro's SineGen + SourceModuleHnNSF: F0 [1, samples, 1] → merged excitation [1, samples, 1]."""
+        m_source = self.decoder.generator.m_source
+        sine = m_source.l_sin_gen
+        harmonics = torch.arange(1, sine.dim + 1, device=f0_up.device, dtype=f0_up.dtype)
+        rad = (f0_up * harmonics / sine.sampling_rate) % 1
+        if not self.deterministic_source:
+            initial = torch.rand(rad.shape[0], rad.shape[2], generator=rng, device=rad.device)
+            initial[:, 0] = 0  # the fundamental starts at phase zero
+            rad = torch.cat([rad[:, :1, :] + initial[:, None, :], rad[:, 1:, :]], dim=1)
+        # Phase is integrated at frame rate and interpolated back up (as Kokoro does, to keep it smooth).
+        scale = sine.upsample_scale
+        rad = F.interpolate(rad.transpose(1, 2), scale_factor=1 / scale, mode="linear").transpose(1, 2)
+        phase = torch.cumsum(rad, dim=1) * 2 * math.pi
+        phase = F.interpolate(phase.transpose(1, 2) * scale, scale_factor=scale, mode="linear").transpose(
+            1, 2
+        )
+        voiced = (f0_up > sine.voiced_threshold).to(f0_up.dtype)
+        waves = torch.sin(phase) * sine.sine_amp * voiced
+        if not self.deterministic_source:
+            noise_amp = voiced * sine.noise_std + (1 - voiced) * sine.sine_amp / 3
+            waves = waves + noise_amp * torch.randn(waves.shape, generator=rng, device=waves.device)
+        merged: torch.Tensor = m_source.l_tanh(m_source.l_linear(waves))
+        return merged
+
+    def _source_spectrum(self, source: torch.Tensor) -> torch.Tensor:
+        stft = self.decoder.generator.stft
+        if not torch.is_grad_enabled():
+            magnitude, phase = stft.transform(source)
+            return torch.cat([magnitude, phase], dim=1)
+        # With gradients on, |z| and angle(z) have undefined derivatives at z = 0 (silent, noiseless
+        # stretches): keep the values and route gradients only through bins that are not ~0.
+        spec = torch.stft(
+            source,
+            stft.filter_length,
+            stft.hop_length,
+            stft.win_length,
+            window=stft.window.to(source.device),
+            return_complex=True,
+        )
+        re, im = spec.real, spec.imag
+        power = re * re + im * im
+        tiny = power < 1e-12
+        magnitude = torch.sqrt(torch.where(tiny, torch.ones_like(power), power))
+        magnitude = torch.where(tiny, torch.zeros_like(magnitude), magnitude)
+        safe_re = torch.where(tiny, torch.ones_like(re), re)
+        safe_im = torch.where(tiny, torch.zeros_like(im), im)
+        phase = torch.where(tiny, torch.atan2(im, re).detach(), torch.atan2(safe_im, safe_re))
+        return torch.cat([magnitude, phase], dim=1)
+
+
+def load_model(device: str | torch.device = "cpu") -> KokoroModel:
+    """The Kokoro model with the shipped weights (converted once, then read from the cache), in eval mode."""
+    model = KokoroModel()
+    state = {name: torch.from_numpy(value) for name, value in weights.load_state_dict().items()}
+    missing, unexpected = model.load_state_dict(state, strict=False)
+    # Instance-norm affine parameters are not trained in Kokoro (they stay 1 and 0) and are not exported.
+    missing = [name for name in missing if not name.endswith((".norm.weight", ".norm.bias"))]
+    if missing or unexpected:
+        raise ModelError(
+            f"The converted Kokoro weights do not fit the model ({len(missing)} missing, {len(unexpected)} "
+            f"unexpected); delete {weights.cache_path().parent} and run again."
+        )
+    return model.to(device)
+
+
+def _remove_weight_norm(model: nn.Module) -> None:
+    """The shipped weights have weight norm folded in: turn each normalised layer into a plain one."""
+    for module in model.modules():
+        if hasattr(module, "weight_g") and hasattr(module, "weight_v"):
+            torch.nn.utils.remove_weight_norm(module)

