@@ -27,8 +27,10 @@ _LONG_WORD = re.compile(rf"[^\W\d_]{{{_OOV_MAX_LETTERS + 1},}}")
 @functools.cache
 def _g2p() -> Any:
     from hibari.g2p import G2P
+    from hibari.g2p.oov import OOV
 
-    return G2P()
+    # Unknown words repeat (names, a long word read in pieces): remember the net's answers.
+    return G2P(oov=functools.lru_cache(maxsize=4096)(OOV()))
 
 
 @functools.cache

@@ -81,7 +81,7 @@ def _front_end(language: str) -> FrontEnd:
 
 def _bounded(text: str, g2p: Phonemizer) -> list[tuple[str, str, list[str]]]:
     """(text, phonemes, notices) pieces of `text`, each with at most MAX_PHONEMES symbols: a piece that
-    reads too long is halved and read again."""
+    reads too long is cut to the length its phonemes-per-character ratio allows, and read again."""
     phonemes, notices = g2p(text)
     phonemes, dropped = _in_vocab(phonemes)
     notices += dropped
@@ -90,8 +90,12 @@ def _bounded(text: str, g2p: Phonemizer) -> list[tuple[str, str, list[str]]]:
     if len(text) < 2:  # one character reading past the limit: cut its reading, say so
         notices.append(f"Cut the reading of “{text}” short; it was too long to speak in one piece.")
         return [(text, phonemes[:MAX_PHONEMES], notices)]
-    left, right = halve(text)  # each half is read afresh and reports its own notices
-    return _bounded(left, g2p) + _bounded(right, g2p)
+    # Each piece is read afresh and reports its own notices.
+    budget = len(text) * MAX_PHONEMES * 4 // (len(phonemes) * 5)
+    pieces = split_long(text, budget) if budget >= 3 else []
+    if len(pieces) < 2:
+        pieces = list(halve(text))
+    return [part for piece in pieces for part in _bounded(piece, g2p)]
 
 
 def _in_vocab(phonemes: str) -> tuple[str, list[str]]:
