@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,3 +22,31 @@ def voicedesk_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     shared_cache.mkdir(exist_ok=True)
     monkeypatch.setenv("VOICEDESK_CACHE", str(shared_cache))
     return home
+
+
+@pytest.fixture(autouse=True)
+def no_dangling_qthreads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """Fails any test that leaves a QThread running, then stops it so later tests are unaffected.
+
+    Active only where a test module already imported Qt, so the core's tests never load it.
+    """
+    if "PySide6.QtCore" not in sys.modules:
+        yield
+        return
+    from PySide6.QtCore import QThread
+
+    started: list[QThread] = []
+    original = QThread.start
+
+    def recording_start(self: QThread, *args: object) -> None:
+        started.append(self)
+        original(self, *args)
+
+    monkeypatch.setattr(QThread, "start", recording_start)
+    yield
+    running = [thread for thread in started if thread.isRunning()]
+    for thread in running:
+        thread.quit()
+        thread.wait(10_000)
+    if running:
+        pytest.fail(f"the test left {len(running)} QThread(s) running: {[t.objectName() for t in running]}")

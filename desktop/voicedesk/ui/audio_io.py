@@ -1,0 +1,105 @@
+"""The window's one microphone recorder and one player, over `voicedesk.core.audio`.
+
+The core's recorder and player run PortAudio callbacks that only copy into queues; this object just
+owns them for the window's lifetime, picks the devices from the settings and turns their problems into
+sentences. sounddevice is imported on first use, not when the window is built.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from voicedesk.ui import settings
+from voicedesk.ui.settings import Settings
+
+log = logging.getLogger(__name__)
+
+
+class AudioIO:
+    def __init__(self, store: Settings) -> None:
+        self.store = store
+        self._recorder: Any = None
+        self._player: Any = None
+
+    @staticmethod
+    def clock() -> float:
+        return time.monotonic()
+
+    # --- devices ------------------------------------------------------------------------------------
+    def input_devices(self) -> list[str]:
+        from voicedesk.core.audio import devices
+
+        return [d.name for d in devices.input_devices()]
+
+    def output_devices(self) -> list[str]:
+        from voicedesk.core.audio import devices
+
+        return [d.name for d in devices.output_devices()]
+
+    # --- recording ----------------------------------------------------------------------------------
+    def start_recording(self, device: str) -> None:
+        from voicedesk.core.audio.recorder import Recorder
+
+        self.stop_recording()
+        recorder = Recorder(device or None)
+        recorder.start()
+        self._recorder = recorder
+
+    @property
+    def recording(self) -> bool:
+        return self._recorder is not None
+
+    def recording_level(self) -> float:
+        return float(self._recorder.level()) if self._recorder is not None else 0.0
+
+    def recording_problem(self) -> str:
+        """A sentence when the device failed mid-recording (unplugged, busy), else ""."""
+        if self._recorder is None:
+            return ""
+        return str(self._recorder.problem or "")
+
+    def stop_recording(self) -> tuple[npt.NDArray[np.float32], int, str]:
+        """Stop and return what was recorded (kept even when the device failed), its rate, and a problem."""
+        recorder, self._recorder = self._recorder, None
+        if recorder is None:
+            return np.zeros(0, np.float32), 48000, ""
+        samples = recorder.stop()
+        return samples, int(recorder.sample_rate), str(recorder.problem or "")
+
+    # --- playback -----------------------------------------------------------------------------------
+    def _output(self) -> Any:
+        if self._player is None:
+            from voicedesk.core.audio.player import Player
+
+            self._player = Player(self.store.get(settings.OUTPUT_DEVICE) or None)
+        return self._player
+
+    def play(self, audio: npt.ArrayLike, sample_rate: int) -> None:
+        """Play `audio` now, replacing whatever is playing."""
+        player = self._output()
+        player.stop()
+        player.enqueue(np.asarray(audio, np.float32), sample_rate)
+
+    def queue(self, audio: npt.ArrayLike, sample_rate: int) -> None:
+        """Play `audio` after what is already queued (streaming synthesis)."""
+        self._output().enqueue(np.asarray(audio, np.float32), sample_rate)
+
+    def stop(self) -> None:
+        if self._player is not None:
+            self._player.stop()
+
+    @property
+    def playing(self) -> bool:
+        return self._player is not None and bool(self._player.playing)
+
+    def close(self) -> None:
+        if self._recorder is not None:
+            self.stop_recording()
+        if self._player is not None:
+            self._player.close()
+            self._player = None

@@ -1,0 +1,128 @@
+"""The model work the window submits to the worker: each a generator run on the worker thread.
+
+These adapt the core's generators to the worker's vocabulary (progress items, then a returned
+result). The core's model code is imported inside the generators, so torch loads on the worker
+thread, after the window is already on screen. Closing one of these generators (a cancel) closes
+the core generator it drives, and nothing is saved until the work is complete.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Generator, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+LOADING_ENGINE = "Loading voice engine…"
+
+
+@contextlib.contextmanager
+def _closing(iterator: Iterator[Any]) -> Iterator[None]:
+    """Close a core generator when the job ends early (cancel or failure), so its cleanup runs now."""
+    try:
+        yield
+    finally:
+        close = getattr(iterator, "close", None)
+        if close is not None:
+            close()
+
+
+def load_engine(device: str) -> Generator[str, None, Any]:
+    yield LOADING_ENGINE
+    from voicedesk.core.engine import Engine
+
+    return Engine.load(device)
+
+
+# --- cloning ------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class CloneOutcome:
+    voice: Any  # the SavedVoice now in the library
+    report: Any  # its QualityReport
+    seconds: float
+
+
+def clone(engine: Any, prompt: Any, name: str, steps: int | None) -> Generator[Any, None, CloneOutcome]:
+    """Fit a voice to `prompt` (an intake Prompt), then save it in the library as `name`."""
+    from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
+    from voicedesk.core.library.voicefile import SavedVoice
+    from voicedesk.core.library.voices import VoiceLibrary
+
+    stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
+    settings = FitSettings(steps=steps) if steps else None
+    result: FitResult | None = None
+    fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings)
+    with _closing(fit):
+        for item in fit:
+            if isinstance(item, FitResult):
+                result = item
+            else:
+                yield item
+    if result is None:
+        raise RuntimeError("the fit ended without a result")
+    voice = SavedVoice(
+        name=name,
+        style=result.style,
+        prompt_audio=prompt.audio,
+        prompt_rate=prompt.sample_rate,
+        scores={
+            "similarity_before": round(result.report.before, 4),
+            "similarity_after": round(result.report.after, 4),
+            "steps": result.steps,
+            "seconds": round(result.seconds, 1),
+        },
+    )
+    saved = VoiceLibrary(reserved_names=stock).save(voice)
+    return CloneOutcome(saved, result.report, result.seconds)
+
+
+def describe_fit_progress(progress: Any) -> str:
+    """"Step 12 of 40 · about 30 s left" for the clone panel."""
+    left = f"about {max(1, round(progress.eta_seconds))} s left"
+    if progress.stage == "preparing":
+        return f"Preparing · {left}"
+    if progress.stage == "judging":
+        return "Judging the result…"
+    return f"Step {progress.step} of {progress.total} · {left}"
+
+
+# --- speaking -----------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class SpeakRequest:
+    text: str
+    voice: str
+    saved_voice: bool  # a voice from the library, not a stock one
+    language: str
+    speed: float
+    seed: int | None
+
+    def settings(self) -> dict[str, Any]:
+        return {"language": self.language, "speed": self.speed, "seed": self.seed}
+
+
+def voice_style(engine: Any, name: str, saved: bool) -> Any:
+    if not saved:
+        return engine.stock_voice(name)
+    from voicedesk.core.library.voices import VoiceLibrary
+
+    return VoiceLibrary().load(name).style
+
+
+def speak(engine: Any, request: SpeakRequest) -> Generator[Any, None, Any]:
+    """Yield each sentence chunk as soon as it is spoken; when all are done, keep the take."""
+    from voicedesk.core.engine import join_chunks
+    from voicedesk.core.library.takes import TakeHistory
+
+    style = voice_style(engine, request.voice, request.saved_voice)
+    chunks = []
+    stream = engine.synthesize(request.text, style, request.language, request.speed, request.seed)
+    with _closing(stream):
+        for chunk in stream:
+            chunks.append(chunk)
+            yield chunk
+    audio = join_chunks(chunks, sample_rate=engine.sample_rate)
+    return TakeHistory().add(request.text, request.voice, audio, engine.sample_rate, request.settings())

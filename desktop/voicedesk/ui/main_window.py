@@ -1,0 +1,212 @@
+"""The main window: the voice library on the left, the flow Prompt → Clone → Speak in the middle,
+takes and export on the right, and the device in use in the status bar."""
+
+from __future__ import annotations
+
+import importlib
+import logging
+from typing import Any
+
+from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
+from PySide6.QtWidgets import (
+    QLabel,
+    QMainWindow,
+    QMessageBox,
+    QScrollArea,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
+
+from voicedesk import __version__
+from voicedesk.core import logs, paths
+from voicedesk.ui import jobs, settings
+from voicedesk.ui.context import AppContext
+from voicedesk.ui.messages import user_message
+from voicedesk.ui.panels.clone import ClonePanel
+from voicedesk.ui.panels.prompt import PromptPanel
+from voicedesk.ui.panels.speak import SpeakPanel
+from voicedesk.ui.panels.takes import TakesPanel
+from voicedesk.ui.panels.voices import VoicesPanel
+from voicedesk.ui.settings import Settings
+from voicedesk.ui.worker import Worker
+
+log = logging.getLogger(__name__)
+
+
+class MainWindow(QMainWindow):
+    def __init__(self, device: str | None = None, settings_store: Settings | None = None) -> None:
+        super().__init__()
+        self.setObjectName("mainWindow")
+        self.setWindowTitle("VoiceDesk")
+        self.store = settings_store or Settings()
+        self.device_choice = device or self.store.get(settings.COMPUTE_DEVICE)
+        self.worker = Worker(self)
+        self.context = AppContext(self.store, self.worker, self)
+        self._closing = False
+        self._engine_job: Any = None
+
+        self.voices = VoicesPanel(self.context)
+        self.prompt = PromptPanel(self.context)
+        self.clone = ClonePanel(self.context, self.prompt)
+        self.speak = SpeakPanel(self.context)
+        self.takes = TakesPanel(self.context)
+        self._build_layout()
+        self._build_menus()
+        self._build_status_bar()
+
+        self.context.message.connect(self._show_message)
+        self.context.engine_ready.connect(self._engine_ready)
+        self.context.engine_failed.connect(self._engine_failed)
+        self._restore_geometry()
+
+    # --- layout -------------------------------------------------------------------------------------
+    def _build_layout(self) -> None:
+        flow = QWidget()
+        flow.setObjectName("flow")
+        column = QVBoxLayout(flow)
+        column.setContentsMargins(4, 0, 4, 0)
+        column.setSpacing(12)
+        column.addWidget(self.prompt, 5)
+        column.addWidget(self.clone, 0)
+        column.addWidget(self.speak, 4)
+        scroll = QScrollArea()
+        scroll.setObjectName("flowScroll")
+        scroll.setWidget(flow)
+        scroll.setWidgetResizable(True)
+        scroll.setFrameShape(QScrollArea.Shape.NoFrame)
+        scroll.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
+        scroll.setMinimumWidth(560)
+
+        self.splitter = QSplitter(Qt.Orientation.Horizontal)
+        self.splitter.setObjectName("mainSplitter")
+        self.splitter.setChildrenCollapsible(False)
+        self.splitter.addWidget(self.voices)
+        self.splitter.addWidget(scroll)
+        self.splitter.addWidget(self.takes)
+        self.splitter.setStretchFactor(0, 0)
+        self.splitter.setStretchFactor(1, 1)
+        self.splitter.setStretchFactor(2, 0)
+        self.splitter.setSizes([230, 690, 320])
+
+        holder = QWidget()
+        outer = QVBoxLayout(holder)
+        outer.setContentsMargins(12, 12, 12, 6)
+        outer.addWidget(self.splitter)
+        self.setCentralWidget(holder)
+        self.resize(1280, 820)
+
+    def _build_menus(self) -> None:
+        file_menu = self.menuBar().addMenu("&File")
+        open_prompt = QAction("Import prompt…", self)
+        open_prompt.setShortcut(QKeySequence.StandardKey.Open)
+        open_prompt.triggered.connect(self.prompt.import_dialog)
+        file_menu.addAction(open_prompt)
+        import_voice = QAction("Import voice…", self)
+        import_voice.triggered.connect(self.voices.import_dialog)
+        file_menu.addAction(import_voice)
+        file_menu.addSeparator()
+        quit_action = QAction("Quit", self)
+        quit_action.setShortcut(QKeySequence.StandardKey.Quit)
+        quit_action.triggered.connect(self.close)
+        file_menu.addAction(quit_action)
+        help_menu = self.menuBar().addMenu("&Help")
+        open_logs = QAction("Open log folder", self)
+        open_logs.triggered.connect(
+            lambda: QDesktopServices.openUrl(QUrl.fromLocalFile(str(paths.log_dir())))
+        )
+        help_menu.addAction(open_logs)
+        about = QAction("About VoiceDesk", self)
+        about.triggered.connect(self._about)
+        help_menu.addAction(about)
+
+    def _build_status_bar(self) -> None:
+        bar = self.statusBar()
+        bar.setObjectName("statusBar")
+        self.device_label = QLabel("Device: starting…")
+        self.device_label.setObjectName("deviceLabel")
+        bar.addPermanentWidget(self.device_label)
+        self.status_panel = self._make_status_panel()
+        if self.status_panel is not None:
+            bar.addPermanentWidget(self.status_panel)
+
+    def _make_status_panel(self) -> QWidget | None:
+        """The GPU status panel (driver, CUDA, cuDNN) lives in its own module; embed it when present."""
+        try:
+            module = importlib.import_module("voicedesk.ui.status_panel")
+        except ImportError:
+            return None
+        factory = getattr(module, "StatusPanel", None)
+        if factory is None:
+            return None
+        try:
+            widget: QWidget = factory(self)
+        except Exception:  # noqa: BLE001 - a broken status panel must not keep the window from opening
+            log.exception("status panel failed to start")
+            return None
+        return widget
+
+    def _about(self) -> None:
+        QMessageBox.about(
+            self,
+            "About VoiceDesk",
+            f"<b>VoiceDesk {__version__}</b><br>Clone a voice locally and speak any line in it."
+            f"<br><br>Log file: {logs.log_file()}",
+        )
+
+    # --- engine -------------------------------------------------------------------------------------
+    def start_engine(self) -> None:
+        """Load the voice engine on the worker thread; called once the window is on screen."""
+        if self._engine_job is not None or self._closing:
+            return
+        self._show_message(jobs.LOADING_ENGINE, 0)
+        self.device_label.setText("Device: loading…")
+        job = self.context.run_job("load engine", lambda: jobs.load_engine(self.device_choice))
+        job.result.connect(self.context.set_engine)
+        job.failed.connect(self.context.engine_failed)
+        self._engine_job = job
+        self.prompt.refresh_devices()
+
+    def _engine_ready(self, engine: Any) -> None:
+        self.device_label.setText(f"Device: {describe_device(engine)}")
+        self.device_label.setToolTip(str(getattr(engine, "device_reason", "")))
+        self._show_message("Voice engine ready.", 5000)
+
+    def _engine_failed(self, exc: BaseException) -> None:
+        self.device_label.setText("Device: none")
+        self._show_message(f"The voice engine did not load. {user_message(exc)}", 0)
+
+    def _show_message(self, text: str, timeout_ms: int) -> None:
+        self.statusBar().showMessage(text, timeout_ms)
+
+    # --- lifetime -----------------------------------------------------------------------------------
+    def _restore_geometry(self) -> None:
+        geometry = self.store.get(settings.WINDOW_GEOMETRY)
+        if geometry:
+            self.restoreGeometry(QByteArray(geometry))
+        state = self.store.get(settings.WINDOW_STATE)
+        if state:
+            self.splitter.restoreState(QByteArray(state))
+
+    def closeEvent(self, event: QCloseEvent) -> None:
+        """Cancel running work, stop audio, save settings and wait for the worker to stop."""
+        if not self._closing:
+            self._closing = True
+            self.store.set(settings.WINDOW_GEOMETRY, bytes(self.saveGeometry().data()))
+            self.store.set(settings.WINDOW_STATE, bytes(self.splitter.saveState().data()))
+            for panel in (self.prompt, self.clone, self.speak, self.takes, self.voices):
+                panel.shutdown()
+            self.store.sync()
+            self.hide()
+            self.worker.shutdown()
+        event.accept()
+
+
+def describe_device(engine: Any) -> str:
+    """"CPU" or the GPU's name, for the status bar."""
+    device = str(getattr(engine, "device", "cpu"))
+    name = getattr(engine, "device_name", None)
+    if device.startswith("cuda"):
+        return f"GPU · {name}" if name else "GPU (CUDA)"
+    return "CPU"

@@ -1,0 +1,148 @@
+"""Step 2, clone: fit a voice to the prompt, with progress, time left, Cancel and a verdict."""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
+
+from voicedesk.core.errors import Cancelled, VoiceDeskError
+from voicedesk.ui import jobs, settings
+from voicedesk.ui.context import AppContext
+from voicedesk.ui.messages import user_message
+from voicedesk.ui.panels.prompt import PromptPanel
+from voicedesk.ui.widgets.card import Card
+from voicedesk.ui.worker import Job
+
+log = logging.getLogger(__name__)
+
+
+class ClonePanel(Card):
+    def __init__(self, context: AppContext, prompt_panel: PromptPanel, parent: QWidget | None = None) -> None:
+        super().__init__("2", "Clone", "", parent)
+        self.setObjectName("clonePanel")
+        self.context = context
+        self.prompt_panel = prompt_panel
+        self.job: Job | None = None
+        self.steps: int | None = None  # None: the core's default step budget
+        saved = context.settings.get(settings.CLONE_STEPS)
+        if saved > 0:
+            self.steps = saved
+
+        row = QHBoxLayout()
+        row.setSpacing(8)
+        row.addWidget(QLabel("Name"))
+        self.name_edit = QLineEdit()
+        self.name_edit.setObjectName("voiceName")
+        self.name_edit.setPlaceholderText("my-voice")
+        self.name_edit.setMaxLength(60)
+        row.addWidget(self.name_edit, 1)
+        self.clone_button = QPushButton("Clone voice")
+        self.clone_button.setObjectName("cloneButton")
+        self.clone_button.setProperty("primary", True)
+        self.clone_button.setEnabled(False)
+        self.clone_button.clicked.connect(self.start)
+        row.addWidget(self.clone_button)
+        self.cancel_button = QPushButton("Cancel")
+        self.cancel_button.setObjectName("cancelCloneButton")
+        self.cancel_button.setEnabled(False)
+        self.cancel_button.clicked.connect(self.cancel)
+        row.addWidget(self.cancel_button)
+        self.body.addLayout(row)
+
+        progress_row = QHBoxLayout()
+        self.progress = QProgressBar()
+        self.progress.setObjectName("cloneProgress")
+        self.progress.setTextVisible(False)
+        self.progress.setMaximumHeight(6)
+        progress_row.addWidget(self.progress, 1)
+        self.eta = QLabel("")
+        self.eta.setObjectName("cloneEta")
+        self.eta.setMinimumWidth(200)
+        progress_row.addWidget(self.eta)
+        self.body.addLayout(progress_row)
+        self.verdict = QLabel("Import or record a prompt, then clone it into a voice you can use below.")
+        self.verdict.setObjectName("cloneVerdict")
+        self.verdict.setWordWrap(True)
+        self.body.addWidget(self.verdict)
+
+        prompt_panel.prompt_changed.connect(self._update_enabled)
+        context.engine_ready.connect(self._update_enabled)
+        context.job_running.connect(self._update_enabled)
+
+    def _update_enabled(self, *_: object) -> None:
+        ready = self.context.engine is not None and self.prompt_panel.prompt is not None
+        self.clone_button.setEnabled(ready and not self.context.busy)
+
+    def start(self) -> Job | None:
+        prompt = self.prompt_panel.prompt
+        engine = self.context.engine
+        if prompt is None or engine is None:
+            return None
+        name = self.name_edit.text().strip() or self.name_edit.placeholderText()
+        problem = self.name_problem(name)
+        if problem:
+            self.verdict.setText(problem)
+            return None
+        job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps))
+        job.progress.connect(self._progress)
+        job.result.connect(self._done)
+        job.failed.connect(self._failed)
+        job.finished.connect(self._finished)
+        self.job = job
+        self.progress.setRange(0, 0)
+        self.eta.setText("Starting…")
+        self.verdict.setText("")
+        self.cancel_button.setEnabled(True)
+        self.clone_button.setEnabled(False)
+        return job
+
+    def name_problem(self, name: str) -> str:
+        """Why `name` cannot be used for a new voice ("" if it can): checked before a minute of fitting."""
+        from voicedesk.core.library.names import check_name
+        from voicedesk.core.library.voices import VoiceLibrary
+
+        try:
+            check_name(name)
+        except VoiceDeskError as exc:
+            return str(exc)
+        engine = self.context.engine
+        if name.lower() in {stock.lower() for stock in engine.stock_voices()} or VoiceLibrary().exists(name):
+            return f"There is already a voice named “{name}”; choose another name."
+        return ""
+
+    def _progress(self, step: Any) -> None:
+        self.progress.setRange(0, step.total)
+        self.progress.setValue(step.step)
+        self.eta.setText(jobs.describe_fit_progress(step))
+
+    def _done(self, outcome: jobs.CloneOutcome) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(1)
+        self.eta.setText(f"Done in {outcome.seconds:.0f} s")
+        self.verdict.setText(f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}")
+        self.context.voices_changed.emit(outcome.voice.name)
+
+    def _failed(self, exc: BaseException) -> None:
+        self.progress.setRange(0, 1)
+        self.progress.setValue(0)
+        self.eta.setText("")
+        if isinstance(exc, Cancelled):
+            self.verdict.setText("Cancelled; no voice was saved.")
+        else:
+            self.verdict.setText(user_message(exc))
+
+    def _finished(self) -> None:
+        self.job = None
+        self.cancel_button.setEnabled(False)
+        self._update_enabled()
+
+    def cancel(self) -> None:
+        if self.job is not None:
+            self.job.cancel()
+            self.eta.setText("Cancelling…")
+            self.cancel_button.setEnabled(False)
+
+    def shutdown(self) -> None:
+        self.cancel()

@@ -1,0 +1,323 @@
+"""Step 1, the prompt: record from a microphone or import a file, see it, trim it, hear it.
+
+The intake checks (too short, silent, clipped, …) come from `voicedesk.core.audio.intake`; their
+errors and notices are shown as plain sentences beside the waveform.
+"""
+
+from __future__ import annotations
+
+import logging
+from pathlib import Path
+from typing import Any
+
+from PySide6.QtCore import QTimer, Signal
+from PySide6.QtGui import QDragEnterEvent, QDropEvent
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QHBoxLayout,
+    QLabel,
+    QPushButton,
+    QSpinBox,
+    QWidget,
+)
+
+from voicedesk.core.errors import VoiceDeskError
+from voicedesk.ui import settings
+from voicedesk.ui.context import AppContext
+from voicedesk.ui.widgets.card import Card
+from voicedesk.ui.widgets.level_meter import LevelMeter
+from voicedesk.ui.widgets.waveform import WaveformView
+
+log = logging.getLogger(__name__)
+
+AUDIO_FILTER = "Audio (*.wav *.flac *.ogg *.oga *.opus *.mp3 *.aif *.aiff);;All files (*)"
+AUDIO_SUFFIXES = {".wav", ".wave", ".flac", ".ogg", ".oga", ".opus", ".mp3", ".aif", ".aiff"}
+METER_INTERVAL_MS = 40
+
+
+class PromptPanel(Card):
+    """Holds the current prompt; emits `prompt_changed(prompt or None)` after every change."""
+
+    prompt_changed = Signal(object)
+
+    def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
+        super().__init__("1", "Prompt", "about 3 s of the voice to clone", parent)
+        self.setObjectName("promptPanel")
+        self.context = context
+        self.store = context.settings
+        self.audio = context.audio
+        self.lead_in_s = 3  # "3, 2, 1" before recording starts, to take a breath
+        self.source_prompt: Any = None  # what intake made of the recording or file (before trimming)
+        self.prompt: Any = None  # the trimmed selection, validated again: what cloning uses
+        self._countdown = 0
+        self._recording_until = 0.0
+        self.setAcceptDrops(True)
+
+        # Row 1: recording.
+        row = QHBoxLayout()
+        row.setSpacing(8)
+        self.device_box = QComboBox()
+        self.device_box.setObjectName("inputDevice")
+        self.device_box.setMinimumContentsLength(8)
+        self.device_box.setSizeAdjustPolicy(QComboBox.SizeAdjustPolicy.AdjustToMinimumContentsLengthWithIcon)
+        self.device_box.setToolTip("Microphone")
+        row.addWidget(QLabel("Mic"))
+        row.addWidget(self.device_box, 1)
+        self.length_box = QSpinBox()
+        self.length_box.setObjectName("recordSeconds")
+        self.length_box.setRange(2, 30)
+        self.length_box.setSuffix(" s")
+        self.length_box.setValue(self.store.get(settings.RECORD_SECONDS))
+        self.length_box.setToolTip("Recording stops by itself after this long")
+        row.addWidget(self.length_box)
+        self.record_button = QPushButton("● Record")
+        self.record_button.setObjectName("recordButton")
+        self.record_button.clicked.connect(self.start_recording)
+        row.addWidget(self.record_button)
+        self.stop_button = QPushButton("Stop")
+        self.stop_button.setObjectName("stopRecordButton")
+        self.stop_button.setEnabled(False)
+        self.stop_button.clicked.connect(self.stop_recording)
+        row.addWidget(self.stop_button)
+        self.meter = LevelMeter()
+        row.addWidget(self.meter, 1)
+        self.countdown_label = QLabel("")
+        self.countdown_label.setObjectName("countdown")
+        self.countdown_label.setMinimumWidth(40)
+        row.addWidget(self.countdown_label)
+        self.body.addLayout(row)
+
+        # Row 2: the waveform, with the intake's messages beside it.
+        view_row = QHBoxLayout()
+        view_row.setSpacing(10)
+        self.waveform = WaveformView()
+        self.waveform.selection_changed.connect(self._selection_moved)
+        view_row.addWidget(self.waveform, 3)
+        self.notices = QLabel("Record with the button above, or import a clip: drop a WAV, FLAC, OGG or MP3 here.")
+        self.notices.setObjectName("promptNotices")
+        self.notices.setWordWrap(True)
+        self.notices.setMinimumWidth(150)
+        self.notices.setMaximumWidth(240)
+        view_row.addWidget(self.notices, 1)
+        self.body.addLayout(view_row, 1)
+
+        # Row 3: import, play, what is selected.
+        actions = QHBoxLayout()
+        self.import_button = QPushButton("Import file…")
+        self.import_button.setObjectName("importPromptButton")
+        self.import_button.clicked.connect(self.import_dialog)
+        actions.addWidget(self.import_button)
+        self.play_button = QPushButton("▶ Play")
+        self.play_button.setObjectName("playPromptButton")
+        self.play_button.setEnabled(False)
+        self.play_button.clicked.connect(self.play)
+        actions.addWidget(self.play_button)
+        self.selection_label = QLabel("")
+        self.selection_label.setObjectName("selectionLabel")
+        actions.addWidget(self.selection_label, 1)
+        self.body.addLayout(actions)
+
+        self._ticker = QTimer(self)
+        self._ticker.setInterval(METER_INTERVAL_MS)
+        self._ticker.timeout.connect(self._tick)
+        self._countdown_timer = QTimer(self)
+        self._countdown_timer.setInterval(1000)
+        self._countdown_timer.timeout.connect(self._count_down)
+        self._retrim = QTimer(self)
+        self._retrim.setSingleShot(True)
+        self._retrim.setInterval(250)
+        self._retrim.timeout.connect(self._apply_trim)
+        self.device_box.addItem("System default", "")
+
+    # --- devices ------------------------------------------------------------------------------------
+    def refresh_devices(self) -> None:
+        """List the microphones (PortAudio starts here, after the window is on screen)."""
+        wanted = self.store.get(settings.INPUT_DEVICE)
+        self.device_box.clear()
+        self.device_box.addItem("System default", "")
+        try:
+            names = self.audio.input_devices()
+        except VoiceDeskError as exc:
+            names = []
+            self.notices.setText(str(exc))
+        for name in names:
+            self.device_box.addItem(name, name)
+        index = self.device_box.findData(wanted)
+        self.device_box.setCurrentIndex(max(index, 0))
+
+    def _device(self) -> str:
+        return str(self.device_box.currentData() or "")
+
+    # --- recording ----------------------------------------------------------------------------------
+    def start_recording(self) -> None:
+        self.store.set(settings.INPUT_DEVICE, self._device())
+        self.store.set(settings.RECORD_SECONDS, self.length_box.value())
+        self.record_button.setEnabled(False)
+        self.stop_button.setEnabled(True)
+        self._countdown = self.lead_in_s
+        if self._countdown > 0:
+            self.countdown_label.setText(f"in {self._countdown}…")
+            self._countdown_timer.start()
+        else:
+            self._begin_capture()
+
+    def _count_down(self) -> None:
+        self._countdown -= 1
+        if self._countdown > 0:
+            self.countdown_label.setText(f"in {self._countdown}…")
+            return
+        self._countdown_timer.stop()
+        self._begin_capture()
+
+    def _begin_capture(self) -> None:
+        try:
+            self.audio.start_recording(self._device())
+        except VoiceDeskError as exc:
+            self._recording_ended()
+            self._show_error(str(exc))
+            return
+        self._recording_until = self.audio.clock() + self.length_box.value()
+        self.countdown_label.setText(f"{self.length_box.value():.1f} s")
+        self.context.show_message("Recording…", 0)
+        self._ticker.start()
+
+    def _tick(self) -> None:
+        self.meter.set_peak(self.audio.recording_level())
+        left = self._recording_until - self.audio.clock()
+        self.countdown_label.setText(f"{max(left, 0):.1f} s")
+        problem = self.audio.recording_problem()
+        if left <= 0 or problem:
+            self.stop_recording()
+
+    @property
+    def recording(self) -> bool:
+        return self.audio.recording
+
+    def stop_recording(self) -> None:
+        if self._countdown_timer.isActive():  # stopped during the lead-in: nothing was recorded
+            self._countdown_timer.stop()
+            self._recording_ended()
+            return
+        if not self.audio.recording:
+            return
+        samples, rate, problem = self.audio.stop_recording()
+        self._recording_ended()
+        self.context.show_message("", 1)
+        if samples.size == 0:
+            self._show_error(problem or "Nothing was recorded; check the microphone and try again.")
+            return
+        self.set_source((samples, rate), extra_notice=problem)
+
+    def _recording_ended(self) -> None:
+        self._ticker.stop()
+        self.meter.set_peak(0.0)
+        self.countdown_label.setText("")
+        self.record_button.setEnabled(True)
+        self.stop_button.setEnabled(False)
+
+    # --- importing ----------------------------------------------------------------------------------
+    def import_dialog(self) -> None:
+        folder = self.store.get(settings.IMPORT_FOLDER)
+        name, _ = QFileDialog.getOpenFileName(self, "Import a voice prompt", folder, AUDIO_FILTER)
+        if name:
+            self.import_file(Path(name))
+
+    def import_file(self, path: Path) -> bool:
+        self.store.set(settings.IMPORT_FOLDER, str(path.parent))
+        return self.set_source(path)
+
+    def dragEnterEvent(self, event: QDragEnterEvent) -> None:
+        if _dropped_audio(event.mimeData()) is not None:
+            event.acceptProposedAction()
+
+    def dropEvent(self, event: QDropEvent) -> None:
+        path = _dropped_audio(event.mimeData())
+        if path is not None:
+            event.acceptProposedAction()
+            self.import_file(path)
+
+    # --- the prompt ---------------------------------------------------------------------------------
+    def set_source(self, source: Any, extra_notice: str = "") -> bool:
+        """Run intake on a file path or `(samples, rate)`; show the result or the reason it failed."""
+        from voicedesk.core.audio.intake import load_prompt
+
+        try:
+            prompt = load_prompt(source)
+        except VoiceDeskError as exc:
+            self._show_error(" ".join(filter(None, [extra_notice, str(exc)])))
+            return False
+        self.source_prompt = prompt
+        self.waveform.set_audio(prompt.audio, prompt.sample_rate)  # emits selection_changed
+        self._retrim.stop()
+        self._set_prompt(prompt, [extra_notice, *prompt.notices])
+        return True
+
+    def _selection_moved(self, start: float, end: float) -> None:
+        self.selection_label.setText(f"Using {start:.1f}–{end:.1f} s ({end - start:.1f} s)" if end > start else "")
+        if self.source_prompt is not None:
+            self._retrim.start()  # re-check once the handle rests, not on every mouse move
+
+    def _apply_trim(self) -> None:
+        from voicedesk.core.audio.intake import load_prompt
+
+        source = self.source_prompt
+        start, end = self.waveform.selection()
+        if source is None:
+            return
+        if start <= 0.0 and end >= source.duration:
+            self._set_prompt(source, list(source.notices))
+            return
+        part = source.audio[int(start * source.sample_rate) : int(end * source.sample_rate)]
+        try:
+            trimmed = load_prompt((part, source.sample_rate))
+        except VoiceDeskError as exc:
+            self._show_error(f"The selected part cannot be used: {exc}")
+            self.prompt = None
+            self.prompt_changed.emit(None)
+            return
+        self._set_prompt(trimmed, list(trimmed.notices))
+
+    def _set_prompt(self, prompt: Any, notices: list[str]) -> None:
+        self.prompt = prompt
+        lines = [n for n in notices if n]
+        summary = f"✓ {prompt.speech_seconds:.1f} s of speech, ready to clone."
+        self.notices.setText("\n\n".join([summary, *lines]))
+        self.notices.setProperty("state", "notice" if lines else "ok")
+        self._restyle(self.notices)
+        self.play_button.setEnabled(True)
+        self.prompt_changed.emit(prompt)
+
+    def _show_error(self, text: str) -> None:
+        self.notices.setText(text)
+        self.notices.setProperty("state", "error")
+        self._restyle(self.notices)
+        if self.source_prompt is None:
+            self.prompt_changed.emit(None)
+
+    @staticmethod
+    def _restyle(widget: QWidget) -> None:
+        widget.style().unpolish(widget)
+        widget.style().polish(widget)
+
+    def play(self) -> None:
+        if self.prompt is None:
+            return
+        try:
+            self.audio.play(self.prompt.audio, self.prompt.sample_rate)
+        except VoiceDeskError as exc:
+            self.context.show_message(str(exc), 8000)
+
+    def shutdown(self) -> None:
+        self._ticker.stop()
+        self._countdown_timer.stop()
+
+
+def _dropped_audio(mime: Any) -> Path | None:
+    for url in mime.urls() if mime.hasUrls() else []:
+        if url.isLocalFile():
+            path = Path(url.toLocalFile())
+            if path.suffix.lower() in AUDIO_SUFFIXES:
+                return path
+    return None
+

@@ -1,0 +1,1 @@
+"""Small custom widgets: the waveform with trim handles and the input level meter."""

@@ -1,0 +1,171 @@
+"""One long-lived worker thread that runs every piece of model work, one job at a time.
+
+Model work (loading the engine, fitting a voice, synthesizing) must not run on the GUI thread, and
+must not run twice at once (one model, one device). So there is exactly one `Worker`: a QObject moved
+to a QThread. A job is a *generator factory* from the core: the worker calls it on its own thread and
+iterates the generator, checking for cancellation between items. Python threads cannot be killed, so
+cancelling is cooperative: the job stops at its next `yield` (`generator.close()` runs its cleanup).
+
+Every job reports through the same fixed signal set, emitted on its `Job` handle:
+`started()`, `progress(item)` for each yielded item, `result(value)` with the generator's return value,
+`failed(exception)` (the exception object, never raised out of the thread; a cancel fails with
+`Cancelled`), and `finished()` always last. Receivers are GUI-thread QObjects, so Qt queues the calls.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable, Generator
+from typing import Any
+
+from PySide6.QtCore import QObject, Qt, QThread, Signal, Slot
+
+from voicedesk.core.errors import Cancelled
+
+log = logging.getLogger(__name__)
+
+JobFactory = Callable[[], Generator[Any, None, Any]]
+
+
+class Job(QObject):
+    """Handle to one submitted job. Lives on the GUI thread; the worker emits its signals."""
+
+    started = Signal()
+    progress = Signal(object)
+    result = Signal(object)
+    failed = Signal(object)
+    finished = Signal()
+
+    def __init__(self, name: str, factory: JobFactory) -> None:
+        super().__init__()
+        self.name = name
+        self.factory = factory
+        self._cancel = threading.Event()
+        self._done = threading.Event()
+
+    def cancel(self) -> None:
+        """Ask the job to stop at its next step; it then fails with `Cancelled`."""
+        self._cancel.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancel.is_set()
+
+    @property
+    def done(self) -> bool:
+        return self._done.is_set()
+
+    def __repr__(self) -> str:
+        return f"<Job {self.name}>"
+
+
+class _Runner(QObject):
+    """The object that lives on the worker thread and runs jobs in the order they were submitted."""
+
+    run_requested = Signal(object)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.run_requested.connect(self.run)
+
+    @Slot(object)
+    def run(self, job: Job) -> None:
+        try:
+            if job.cancelled:
+                raise Cancelled()
+            job.started.emit()
+            generator = job.factory()
+            try:
+                value = _drive(generator, job)
+            finally:
+                generator.close()  # runs the job's cleanup when cancelled or failed between yields
+            job.result.emit(value)
+        except Cancelled as exc:
+            log.info("job %s cancelled", job.name)
+            job.failed.emit(exc)
+        except BaseException as exc:  # noqa: BLE001 - nothing may escape the thread; the GUI decides
+            log.exception("job %s failed", job.name)
+            job.failed.emit(exc)
+        finally:
+            job._done.set()
+            job.finished.emit()
+
+
+def _drive(generator: Generator[Any, None, Any], job: Job) -> Any:
+    """Iterate `generator`, emitting each item as progress, until it returns or `job` is cancelled."""
+    while True:
+        if job.cancelled:
+            raise Cancelled()
+        try:
+            item = next(generator)
+        except StopIteration as stop:
+            return stop.value
+        job.progress.emit(item)
+
+
+class Worker(QObject):
+    """Owns the worker thread. Create once per window; call `shutdown()` before the window goes."""
+
+    _dispatch = Signal(object)
+
+    def __init__(self, parent: QObject | None = None) -> None:
+        super().__init__(parent)
+        # Jobs reach the worker thread via the GUI's event loop, so the caller of `submit` has
+        # connected to the job's signals before the job can emit any (a signal emitted with no
+        # receiver connected is lost).
+        self._dispatch.connect(self._forward, Qt.ConnectionType.QueuedConnection)
+        self._thread = QThread()
+        self._thread.setObjectName("voicedesk-worker")
+        self._runner = _Runner()
+        self._runner.moveToThread(self._thread)
+        self._jobs: list[Job] = []
+        self._shut = False  # the thread starts with the first job and never restarts after shutdown
+
+    def submit(self, name: str, factory: JobFactory) -> Job:
+        """Queue `factory` to run on the worker thread after the jobs already queued.
+
+        Connect to the returned job's signals right away: the job starts only once the GUI's event
+        loop runs again, so no signal is emitted before then.
+        """
+        if self._shut:
+            raise RuntimeError("the worker has been shut down")
+        if not self._thread.isRunning():
+            self._thread.start()
+        job = Job(name, factory)
+        self._jobs = [j for j in self._jobs if not j.done]
+        self._jobs.append(job)
+        self._dispatch.emit(job)
+        return job
+
+    @Slot(object)
+    def _forward(self, job: Job) -> None:
+        if self._shut:  # shut down while the job waited in the GUI's queue
+            job._done.set()
+            return
+        self._runner.run_requested.emit(job)
+
+    @property
+    def busy(self) -> bool:
+        return any(not job.done for job in self._jobs)
+
+    def cancel_all(self) -> None:
+        for job in self._jobs:
+            job.cancel()
+
+    def shutdown(self, timeout_ms: int = 60_000) -> bool:
+        """Cancel every job, stop the thread and wait for it. Returns False if it did not stop in time.
+
+        A job stops at its next yield; one long step (loading weights) is waited for.
+        """
+        self._shut = True
+        self.cancel_all()
+        self._thread.quit()
+        stopped = bool(self._thread.wait(timeout_ms))
+        if not stopped:
+            log.error("worker thread still running %d ms after shutdown", timeout_ms)
+        return stopped
+
+    @property
+    def running(self) -> bool:
+        return bool(self._thread.isRunning())
