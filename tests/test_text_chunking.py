@@ -7,8 +7,10 @@ import sys
 import time
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from voicedesk.core.errors import InputError
+from voicedesk.core.errors import InputError, ModelError
 from voicedesk.core.text import LANGUAGES, MAX_PHONEMES, PhonemeChunk, TextError, kokoro_vocab, phonemize
 from voicedesk.core.text.sentences import halve, split_long, split_sentences
 
@@ -170,3 +172,28 @@ def _check(chunks: list[PhonemeChunk], language: str) -> None:
         assert set(chunk.phonemes) <= set(vocab)
         assert chunk.language == language
         assert not any("phoneme symbols" in n for n in chunk.notices), chunk.notices
+
+
+_ALPHABET = list("0123456789.,:;-/%$€£¥+=&@#~ abcXYZ'\"!?。、，！？你好中文汉字あいうカタカナ漢字😀Ωé\n\t\x00()（）【】《》「」ー・…—")
+
+
+@pytest.mark.parametrize("language", sorted(LANGUAGES))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=st.lists(st.sampled_from(_ALPHABET), max_size=60).map("".join))
+def test_any_text_gives_bounded_chunks_or_a_clear_error(language: str, text: str) -> None:
+    try:
+        chunks = phonemize(text, language)
+    except TextError:
+        return
+    _check(chunks, language)
+
+
+def test_a_missing_reader_package_is_a_clear_error(monkeypatch: pytest.MonkeyPatch) -> None:
+    import voicedesk.core.text.english as english
+
+    def missing(text: str) -> tuple[str, list[str]]:
+        raise ModuleNotFoundError("No module named 'hibari'", name="hibari")
+
+    monkeypatch.setattr(english, "phonemize", missing)
+    with pytest.raises(ModelError, match="English text reader cannot load \\(hibari is missing\\); reinstall"):
+        phonemize("Hello.")

@@ -20,10 +20,12 @@ _WORDS = Words(
     digits=tuple("零一二三四五六七八九"),
     currency={"$": "美元", "€": "欧元", "£": "英镑", "¥": "元"},
     symbols={"+": "加", "=": "等于", "&": "和", "『": "“", "』": "”"},
+    percent_before="百分之",
+    percent_after="",
     minus="负",
 )
-# Marks the reader maps to pauses or quotes; cn2an spells "%" and digits. Other symbols are reported.
-_MARKS = frozenset(" 、，。．！？：；,.!?;:'\"“”‘’「」《》【】()（）«»…—–-·・%[]")
+# Marks the reader maps to pauses or quotes; other symbols are reported.
+_MARKS = frozenset(" 、，。．！？：；,.!?;:'\"“”‘’「」《》【】()（）«»…—–-·・[]")
 # Marks the reader would pass through as they are, turned into ones the model knows. Text reaching
 # the reader holds no Latin words, so an apostrophe there is a stray quote.
 _READER_MARKS = str.maketrans({"'": None, "‘": "“", "’": "”", "-": "—", "–": "—", "[": "“", "]": "”", "·": " ", "・": " "})

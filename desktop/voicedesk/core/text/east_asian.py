@@ -18,6 +18,7 @@ _MINUS = re.compile(r"(?<![0-9A-Za-z.])-(?=\d)")
 # Fullwidth letters, digits and money signs, halfwidth katakana, ideographic space: folded to their
 # plain forms. CJK punctuation stays as it is; the readers know it.
 _WIDE = re.compile(r"[\u3000\uFF04-\uFF06\uFF0B\uFF1D\uFF10-\uFF19\uFF21-\uFF3A\uFF41-\uFF5A\uFF65-\uFF9F\uFFE1\uFFE5]+")
+_PERCENT = re.compile(r"(\d+(?:\.\d+)?)%")
 _LONG_DIGITS = re.compile(r"\d{13,}")  # IDs and phone numbers: read digit by digit
 _LATIN_RUN = re.compile(r"[A-Za-z][A-Za-z'’]*(?:[\s-]+[A-Za-z][A-Za-z'’]*)*")
 
@@ -33,6 +34,8 @@ class Words:
     currency: dict[str, str]  # symbol → unit read after the amount
     symbols: dict[str, str]  # e.g. "+" → "plus"
     minus: str
+    percent_before: str  # "N%" reads as percent_before + N + percent_after
+    percent_after: str
 
 
 def rewrite(text: str, words: Words) -> str:
@@ -43,6 +46,7 @@ def rewrite(text: str, words: Words) -> str:
     text = _TIME.sub(lambda m: _time(m, words), text)
     text = _CURRENCY.sub(lambda m: m[2] + words.currency[m[1]], text)
     text = _LONG_DIGITS.sub(lambda m: "".join(words.digits[int(d)] for d in m.group()), text)
+    text = _PERCENT.sub(lambda m: words.percent_before + m[1] + words.percent_after, text)
     text = _MINUS.sub(words.minus, text)
     for symbol, word in words.symbols.items():
         text = text.replace(symbol, word)

