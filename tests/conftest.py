@@ -50,3 +50,16 @@ def no_dangling_qthreads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         thread.wait(10_000)
     if running:
         pytest.fail(f"the test left {len(running)} QThread(s) running: {[t.objectName() for t in running]}")
+
+
+@pytest.fixture(scope="session")
+def cpu_engine(tmp_path_factory: pytest.TempPathFactory) -> object:
+    """The real Kokoro engine on the CPU, loaded once per session (weights in the shared cache)."""
+    from voicedesk.core.engine import Engine
+
+    cache = tmp_path_factory.getbasetemp() / "shared-cache"
+    cache.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VOICEDESK_CACHE", str(cache))
+        patch.setenv("VOICEDESK_HOME", str(tmp_path_factory.mktemp("engine-home")))
+        return Engine.load("cpu")

@@ -19,7 +19,10 @@ def register(subparsers: Any) -> None:
     output.add_argument("--json", action="store_true", help="print the report as JSON")
     output.add_argument("--summary", action="store_true", help="print one line: GPU / CUDA / cuDNN / device")
     parser.add_argument("--self-test", action="store_true", help="also time the voice model on the chosen device")
-    parser.add_argument("--repeats", type=int, default=5, help="timed runs per self-test variant (default 5)")
+    parser.add_argument("--repeats", type=int, default=None,
+                        help="timed runs per self-test variant (default 5 on a GPU, 3 on the CPU)")
+    parser.add_argument("--warmup", type=int, default=None,
+                        help="untimed warm-up runs per variant (default 2 on a GPU, 1 on the CPU)")
     parser.set_defaults(handler=run)
 
 
@@ -27,8 +30,8 @@ def run(args: argparse.Namespace) -> int:
     from voicedesk.core.gpu import choose_device
     from voicedesk.core.gpu.summary import format_report, summary_line
 
-    if args.repeats < 1:
-        print("Error: --repeats must be at least 1.", file=sys.stderr)
+    if (args.repeats is not None and args.repeats < 1) or (args.warmup is not None and args.warmup < 0):
+        print("Error: --repeats must be at least 1 and --warmup at least 0.", file=sys.stderr)
         return 2
     choice = choose_device("auto")
     report = choice.report
@@ -43,7 +46,9 @@ def run(args: argparse.Namespace) -> int:
         from voicedesk.core.gpu.workloads import default_workload
 
         workload = default_workload()
-        self_test = run_self_test(workload, choice.device, repeats=args.repeats, progress=_progress)
+        self_test = run_self_test(
+            workload, choice.device, warmup=args.warmup, repeats=args.repeats, progress=_progress
+        )
 
     if args.json:
         document = {

@@ -162,11 +162,19 @@ def _device_name(device: str) -> str:
     return f"{platform.processor() or platform.machine()} CPU, {torch.get_num_threads()} threads"
 
 
+# (warm-up runs, timed runs) per variant when not given: a CPU synthesis takes seconds, a GPU one milliseconds.
+DEFAULT_RUNS = {"cuda": (2, 5), "cpu": (1, 3)}
+
+
 def self_test(
-    workload: Workload, device: str, *, warmup: int = 2, repeats: int = 5
+    workload: Workload, device: str, *, warmup: int | None = None, repeats: int | None = None
 ) -> Generator[str, None, SelfTestReport]:
     """Time `workload` on `device` ("cuda" or "cpu"); yields progress lines, returns the report."""
     import torch
+
+    default_warmup, default_repeats = DEFAULT_RUNS.get(device, DEFAULT_RUNS["cpu"])
+    warmup = default_warmup if warmup is None else warmup
+    repeats = default_repeats if repeats is None else repeats
 
     yield f"Preparing {workload.description} on {device}…"
     run = workload.prepare(device)
@@ -196,7 +204,7 @@ def self_test(
     )
 
 
-def run_self_test(workload: Workload, device: str, *, warmup: int = 2, repeats: int = 5,
+def run_self_test(workload: Workload, device: str, *, warmup: int | None = None, repeats: int | None = None,
                   progress: Callable[[str], Any] | None = None) -> SelfTestReport:
     job = self_test(workload, device, warmup=warmup, repeats=repeats)
     while True:

@@ -29,10 +29,11 @@ class EngineSynthesis:
     """A full synthesis of `BENCH_PHONEMES` by the engine; the decoder-shaped stack if it cannot load."""
 
     def __init__(self, load_engine: Callable[[str], Any] | None = None, voice: str | None = None,
-                 phonemes: str = BENCH_PHONEMES) -> None:
+                 phonemes: str = BENCH_PHONEMES, stand_in: DecoderShapedStack | None = None) -> None:
         self._load_engine = load_engine
         self._voice = voice
         self._phonemes = phonemes
+        self._stand_in = stand_in
         self.description = f"VoiceDesk's engine: full synthesis of a {len(phonemes)}-phoneme sentence"
 
     def prepare(self, device: str) -> RunOnce:
@@ -43,7 +44,7 @@ class EngineSynthesis:
             style = engine.stock_voice(self._voice or engine.stock_voices()[0])
         except (VoiceDeskError, ImportError) as exc:
             log.info("engine unavailable for the self-test; timing the stand-in", exc_info=True)
-            stand_in = DecoderShapedStack()
+            stand_in = self._stand_in or DecoderShapedStack()
             self.description = f"{stand_in.description}: {exc}"
             return stand_in.prepare(device)
 
