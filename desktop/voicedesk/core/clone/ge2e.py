@@ -64,7 +64,7 @@ def normalize_volume(wav: torch.Tensor) -> torch.Tensor:
     return wav * torch.clamp(gain, min=1.0)
 
 
-def _build(device: str) -> torch.nn.Module:
+def _build(device: str, weights: Path | None) -> torch.nn.Module:
     import torch
 
     class Encoder(torch.nn.Module):
@@ -77,7 +77,7 @@ def _build(device: str) -> torch.nn.Module:
 
     encoder = Encoder()
     try:
-        checkpoint = torch.load(weights_path(), map_location="cpu", weights_only=True)
+        checkpoint = torch.load(weights or weights_path(), map_location="cpu", weights_only=True)
         state = {k: v for k, v in checkpoint["model_state"].items() if not k.startswith("similarity_")}
         encoder.load_state_dict(state, strict=False)
     except (OSError, RuntimeError, KeyError) as exc:
@@ -89,9 +89,10 @@ def _build(device: str) -> torch.nn.Module:
 class GE2E:
     """Differentiable GE2E embeddings (256-d, unit length) of 16 kHz audio."""
 
-    def __init__(self, device: str = "cpu") -> None:
+    def __init__(self, device: str = "cpu", weights: Path | None = None) -> None:
+        """`weights`: a checkpoint holding `model_state` (default: resemblyzer's `pretrained.pt`)."""
         self.device = device
-        self.module = _build(device)
+        self.module = _build(device, weights)
 
     def mel(self, wav: torch.Tensor) -> torch.Tensor:
         """[B, T] audio → [B, frames, 40] power mel, matching `resemblyzer.audio.wav_to_mel_spectrogram`."""

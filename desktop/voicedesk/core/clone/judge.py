@@ -52,7 +52,7 @@ def trim_edges(wav: NDArray[np.float32]) -> NDArray[np.float32]:
 class Judge:
     """Speaker similarity by an encoder that fitting never sees (cosine of d-vectors, -1..1)."""
 
-    def __init__(self) -> None:
+    def __init__(self, path: Path | None = None) -> None:
         import onnxruntime
 
         options = onnxruntime.SessionOptions()
@@ -60,7 +60,7 @@ class Judge:
         options.log_severity_level = 3
         try:
             self._session: Any = onnxruntime.InferenceSession(
-                str(model_path()), options, providers=["CPUExecutionProvider"]
+                str(path or model_path()), options, providers=["CPUExecutionProvider"]
             )
         except Exception as exc:  # onnxruntime raises its own untyped errors for bad files
             raise ModelError(f"The similarity judge's model could not be loaded ({exc}); reinstall VoiceDesk.") from exc

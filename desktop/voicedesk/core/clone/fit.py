@@ -1,0 +1,328 @@
+"""Style-fit: find the Kokoro style whose speech the speaker encoder hears as the prompt's speaker.
+
+How (each choice measured on the development voices, docs/benchmarks/clone-dev.md):
+- Start: every stock voice speaks one fitting sentence; each is scored by GE2E similarity to the
+  prompt minus a penalty for pitch distance (GE2E alone ties a low male voice with female ones).
+  The start is a softmax mixture of the stock voices by that score, and the mixture weights stay
+  free during the fit, so the search moves inside the stock voices' span as well as off it.
+- The fitted style keeps the start's per-length rows: style[L] = mixture[L] + delta, so a clone
+  speaks long and short lines as naturally as the stock voices do. Only `delta` (256 numbers) and
+  the mixture weights are optimised; timbre and prosody halves have their own learning rates.
+- Loss per step, over a few short fitting sentences: 1 - cos(GE2E(speech), GE2E(prompt)), plus a
+  pitch term pulling the predicted F0's log-mean toward the prompt's median pitch (Kokoro's
+  harmonic source takes F0 without gradient, so the encoder loss alone never moves pitch), plus an
+  L2 pull of `delta` toward zero. Speech is randomly cropped, scaled and noised before the encoder.
+- A sentence never used for gradients is spoken every few steps; the best style by its GE2E
+  similarity is kept (early stopping when it stops improving).
+- The independent judge scores the start and the result against the prompt for the report.
+
+`fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
+it between yields stops the work; it never writes anything, so nothing is left half-saved.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import time
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicedesk.core.clone.judge import Judge, trim_edges
+from voicedesk.core.clone.pitch import median_pitch
+from voicedesk.core.clone.report import QualityReport
+from voicedesk.core.errors import InputError
+
+if TYPE_CHECKING:
+    import torch
+
+    from voicedesk.core.clone.ge2e import GE2E
+
+# Short, varied sentences (about 1.6-2 s: one GE2E partial each, so a step costs little on a CPU).
+FIT_TEXTS: tuple[str, ...] = (
+    "Bring me a cup of warm tea.",
+    "The stars were bright tonight.",
+    "She laughed along the sandy beach.",
+    "We walked across the green valley.",
+)
+# Spoken for early stopping and the quality report; never used for gradients.
+CHECK_TEXT = "Please leave the parcel by the garden gate."
+TIMBRE = 128
+F0_VOICED_HZ = 50.0
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """Budgets and knobs of one fit. Defaults are the measured best for a 2-core CPU."""
+
+    steps: int = 20
+    seconds: float = 60.0  # wall-time budget for the whole clone, preparation and report included
+    seed: int = 0
+    lr_timbre: float = 0.1
+    lr_prosody: float = 0.1
+    lr_mixture: float = 0.1
+    sentences_per_step: int = 2
+    pitch_weight: float = 1.0
+    reg_weight: float = 0.01
+    self_weight: float = 0.0  # KVoiceWalk's self-similarity across two texts
+    augment: bool = True
+    mixture: bool = True
+    start_temperature: float = 0.02
+    pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
+    source_grad: bool = False  # let gradients reach F0 through the harmonic source too
+    check_every: int = 5
+    patience: int = 2
+
+
+@dataclass(frozen=True)
+class FitProgress:
+    step: int
+    total: int
+    similarity: float  # GE2E cosine of the speech fitted so far with the prompt
+    eta_seconds: float
+    stage: str = "fitting"  # "preparing", "fitting", "judging"
+
+
+@dataclass(frozen=True)
+class FitResult:
+    style: NDArray[np.float32]  # [L, 256]
+    report: QualityReport
+    start: dict[str, float]  # stock voice → its weight in the starting mixture
+    steps: int
+    seconds: float
+    ge2e_before: float
+    ge2e_after: float
+    prompt_pitch_hz: float | None
+
+
+def row_index(n_phonemes: int, length: int) -> int:
+    """The style row for a sentence of `n_phonemes` (as the engine's `style_row` picks it)."""
+    return min(max(n_phonemes, 1), length) - 1
+
+
+@dataclass
+class _Sentence:
+    ids: torch.Tensor  # [1, T] with the boundary pads
+    n_phonemes: int
+
+
+def text_ids(text: str) -> list[int]:
+    """Kokoro token ids (no boundary pads) of an English sentence."""
+    from voicedesk.core.text.phonemize import phonemize
+    from voicedesk.core.text.vocab import phoneme_ids
+
+    return phoneme_ids("".join(chunk.phonemes for chunk in phonemize(text, "en")))
+
+
+def _sentence(ids: Sequence[int], device: torch.device) -> _Sentence:
+    import torch
+
+    return _Sentence(torch.tensor([[0, *ids, 0]], dtype=torch.long, device=device), len(ids))
+
+
+@contextlib.contextmanager
+def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
+    """Weights frozen, LSTMs in train mode on CUDA (cuDNN's RNN backward refuses eval mode; the
+    LSTMs carry no active dropout here), everything restored afterwards."""
+    import torch
+
+    frozen = [(p, p.requires_grad) for p in model.parameters()]
+    lstms = [m for m in model.modules() if isinstance(m, torch.nn.LSTM)]
+    old_source = getattr(model, "source_grad", False)
+    cuda = next(model.parameters()).device.type == "cuda"
+    try:
+        for p, _ in frozen:
+            p.requires_grad_(False)
+        model.source_grad = source_grad
+        if cuda:
+            for lstm in lstms:
+                lstm.dropout = 0.0
+                lstm.train(True)
+            ge2e.set_lstm_train(True)
+        yield
+    finally:
+        for p, flag in frozen:
+            p.requires_grad_(flag)
+        model.source_grad = old_source
+        for lstm in lstms:
+            lstm.train(False)
+        ge2e.set_lstm_train(False)
+
+
+def fit_voice(
+    model: Any,
+    stock: Mapping[str, NDArray[np.float32]],
+    prompt_16k: NDArray[np.float32],
+    *,
+    settings: FitSettings | None = None,
+    ge2e: GE2E | None = None,
+    judge: Judge | None = None,
+    fit_ids: Sequence[Sequence[int]] | None = None,
+    check_ids: Sequence[int] | None = None,
+) -> Iterator[FitProgress | FitResult]:
+    """Fit a style to `prompt_16k` (mono float32, 16 kHz) with the Kokoro `model`.
+
+    `stock` maps voice names to their [L, 256] styles. The model speaks English fitting sentences
+    whatever the prompt's language (timbre does not depend on it); `fit_ids` / `check_ids` replace
+    them with token ids. Yields FitProgress per step, then one FitResult.
+    """
+    import torch
+
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.torch_audio import augment, resample_24k_to_16k
+
+    cfg = settings or FitSettings()
+    if not stock:
+        raise InputError("No stock voices are available to start from; reinstall VoiceDesk.")
+    started = time.perf_counter()
+    device = next(model.parameters()).device
+    ge2e = ge2e or GE2E(str(device))
+    judge = judge or Judge()
+    gen = torch.Generator().manual_seed(cfg.seed)
+    torch.manual_seed(cfg.seed)
+    yield FitProgress(0, cfg.steps, 0.0, cfg.seconds, "preparing")
+
+    prompt = trim_edges(np.asarray(prompt_16k, dtype=np.float32))
+    target = torch.from_numpy(ge2e.embed_numpy(prompt)).to(device)
+    prompt_pitch = median_pitch(prompt, 16000)
+    log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
+    sentences = [_sentence(ids, device) for ids in (fit_ids or [text_ids(t) for t in FIT_TEXTS])]
+    check = _sentence(check_ids or text_ids(CHECK_TEXT), device)
+    names = list(stock)
+    rows = torch.stack([torch.from_numpy(np.asarray(stock[n], np.float32).reshape(-1, 256)) for n in names]).to(device)
+
+    def speak(style: torch.Tensor, sentence: _Sentence) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model.synthesize(sentence.ids, style, rng=None if device.type == "cuda" else gen)
+        return resample_24k_to_16k(out.audio), out.f0
+
+    def row(mix: torch.Tensor, delta: torch.Tensor, n: int) -> torch.Tensor:
+        base = torch.einsum("v,vd->d", mix, rows[:, row_index(n, rows.shape[1])])
+        return (base + delta).unsqueeze(0)
+
+    def pitch_of(f0: torch.Tensor) -> torch.Tensor | None:
+        voiced = f0 > F0_VOICED_HZ
+        if int(voiced.sum()) < 5:
+            return None
+        return torch.log(f0[voiced]).mean()
+
+    with _fitting_mode(model, ge2e, cfg.source_grad):
+        # Rank the stock voices on the first fitting sentence.
+        t0 = time.perf_counter()
+        scores = []
+        with torch.no_grad():
+            for v in range(len(names)):
+                onehot = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
+                wav, f0 = speak(row(onehot, torch.zeros(256, device=device), sentences[0].n_phonemes), sentences[0])
+                sim = float(ge2e.embed([wav])[0] @ target)
+                lp = pitch_of(f0)
+                distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
+                scores.append(sim - cfg.pitch_penalty * distance)
+        forward_s = (time.perf_counter() - t0) / len(names)
+        score_t = torch.tensor(scores, device=device)
+        if cfg.mixture:
+            weights = torch.softmax(score_t / cfg.start_temperature, 0)
+        else:
+            weights = torch.nn.functional.one_hot(score_t.argmax(), len(names)).to(rows)
+        start_mix = {n: float(w) for n, w in zip(names, weights, strict=True) if float(w) >= 0.005}
+
+        logits = torch.log(weights.clamp_min(1e-4)).clone().requires_grad_(cfg.mixture)
+        d_timbre = torch.zeros(TIMBRE, device=device, requires_grad=True)
+        d_prosody = torch.zeros(256 - TIMBRE, device=device, requires_grad=True)
+        groups: list[dict[str, Any]] = [
+            {"params": [d_timbre], "lr": cfg.lr_timbre},
+            {"params": [d_prosody], "lr": cfg.lr_prosody},
+        ]
+        if cfg.mixture:
+            groups.append({"params": [logits], "lr": cfg.lr_mixture})
+        optimiser = torch.optim.Adam(groups)
+
+        def current() -> tuple[torch.Tensor, torch.Tensor]:
+            return torch.softmax(logits, 0), torch.cat([d_timbre, d_prosody])
+
+        def check_similarity() -> float:
+            with torch.no_grad():
+                mix, delta = current()
+                wav, _ = speak(row(mix, delta, check.n_phonemes), check)
+                return float(ge2e.embed([wav])[0] @ target)
+
+        ge2e_before = check_similarity()
+        best = (ge2e_before, *[t.detach().clone() for t in current()])
+        stale = 0
+        step = 0
+        step_s = forward_s * 3 * cfg.sentences_per_step  # first guess: backward ≈ 2 forwards
+        finish_s = 3 * forward_s + 0.5  # the report's two sentences and the judge
+        similarity = ge2e_before
+        order = torch.randperm(len(sentences), generator=gen).tolist()
+        while step < cfg.steps:
+            elapsed = time.perf_counter() - started
+            if elapsed + step_s + finish_s > cfg.seconds:
+                break
+            t_step = time.perf_counter()
+            mix, delta = current()
+            picked = [sentences[order[(step * cfg.sentences_per_step + k) % len(order)]] for k in range(cfg.sentences_per_step)]
+            wavs, pitch_terms = [], []
+            for sentence in picked:
+                wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
+                wavs.append(augment(wav, gen) if cfg.augment else wav)
+                lp = pitch_of(f0)
+                if lp is not None and log_f0_target is not None:
+                    pitch_terms.append((lp - log_f0_target) ** 2)
+            embeds = ge2e.embed(wavs)
+            sims = embeds @ target
+            loss = 1 - sims.mean()
+            if pitch_terms:
+                loss = loss + cfg.pitch_weight * torch.stack(pitch_terms).mean()
+            loss = loss + cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum())
+            if cfg.self_weight and len(wavs) > 1:
+                loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])
+            optimiser.zero_grad(set_to_none=True)
+            loss.backward()
+            optimiser.step()
+            step += 1
+            similarity = float(sims.detach().mean())
+            if step % cfg.check_every == 0 or step == cfg.steps:
+                checked = check_similarity()
+                if checked > best[0]:
+                    best = (checked, *[t.detach().clone() for t in current()])
+                    stale = 0
+                else:
+                    stale += 1
+            this = time.perf_counter() - t_step
+            step_s = this if step == 1 else 0.7 * step_s + 0.3 * this
+            remaining = min(cfg.steps - step, max(0.0, (cfg.seconds - (time.perf_counter() - started) - finish_s) / step_s))
+            yield FitProgress(step, cfg.steps, similarity, remaining * step_s + finish_s)
+            if stale >= cfg.patience:
+                break
+
+        yield FitProgress(step, cfg.steps, similarity, finish_s, "judging")
+        ge2e_after, mix, delta = best
+        with torch.no_grad():
+            fitted = (torch.einsum("v,vld->ld", mix, rows) + delta).cpu().numpy().astype(np.float32)
+            start_style = torch.einsum("v,vld->ld", weights, rows)
+            prompt_vec = judge.embed(prompt)
+            before_wav, _ = speak(start_style[row_index(check.n_phonemes, rows.shape[1])].unsqueeze(0), check)
+            after_wav, _ = speak(torch.from_numpy(fitted[row_index(check.n_phonemes, len(fitted))]).unsqueeze(0).to(device), check)
+            before = judge.similarity(judge.embed(before_wav.cpu().numpy()), prompt_vec)
+            after = judge.similarity(judge.embed(after_wav.cpu().numpy()), prompt_vec)
+    yield FitResult(
+        style=fitted,
+        report=QualityReport(before=before, after=after),
+        start=start_mix,
+        steps=step,
+        seconds=time.perf_counter() - started,
+        ge2e_before=ge2e_before,
+        ge2e_after=ge2e_after,
+        prompt_pitch_hz=prompt_pitch,
+    )
+
+
+def run_to_end(job: Iterator[FitProgress | FitResult]) -> FitResult:
+    """Drive a fit without progress reporting (tests, scripts)."""
+    for item in job:
+        if isinstance(item, FitResult):
+            return item
+    raise RuntimeError("the fit ended without a result")

