@@ -15,3 +15,9 @@ echo "== mypy"; mypy
 echo "== pytest"
 export QT_QPA_PLATFORM=offscreen
 python -m pytest -p no:cacheprovider "$@"
+
+# The double-click build and its frozen self-test (minutes; docs/packaging.md has the timings).
+if [ "${VOICEDESK_CI_BUILD:-0}" = 1 ]; then
+  echo "== frozen build (packaging/build.sh) and its self-test"
+  bash packaging/build.sh
+fi

@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Runs the frozen app's headless self-test and fails on a non-zero exit or any import/library error
+# in its output (a frozen app can log a failed optional import and still exit 0).
+#   bash packaging/smoke-test.sh [dist/VoiceDesk]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+app="${1:-$root/dist/VoiceDesk}"
+exe="$app/VoiceDesk"
+[ -x "$exe" ] || { echo "no executable at $exe: run bash packaging/build.sh first" >&2; exit 1; }
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+log="$work/self-test.log"
+# A fresh user folder and no converted-weights cache: the weights must come from the bundle.
+# No network either: anything that tries a hub download fails instead of hiding a missing file.
+set +e
+env -u VOICEDESK_CACHE VOICEDESK_HOME="$work/home" QT_QPA_PLATFORM=offscreen \
+  HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
+  "$exe" --self-test --report "$work/report.json" >"$log" 2>&1
+rc=$?
+set -e
+cat "$log"
+if [ "$rc" -ne 0 ]; then
+  echo "FAIL: frozen self-test exited $rc" >&2
+  exit 1
+fi
+if grep -E "ImportError|ModuleNotFoundError|cannot open shared object|No module named|Traceback" "$log" >&2; then
+  echo "FAIL: import or library errors in the frozen self-test output (above)" >&2
+  exit 1
+fi
+echo "OK: frozen self-test passed"
