@@ -9,8 +9,8 @@ import logging
 from typing import Any
 
 from voicedesk.core import paths
-from voicedesk.core.text.cleanup import keep_speakable
-from voicedesk.core.text.east_asian import Words, is_han, read_mixed, rewrite
+from voicedesk.core.text import east_asian
+from voicedesk.core.text.east_asian import Words, is_han
 
 MAX_CHARS = 80  # about 4-5 phonemes per character
 _WORDS = Words(
@@ -52,6 +52,4 @@ def _native(text: str) -> str:
 
 def phonemize(text: str) -> tuple[str, list[str]]:
     """Phonemes for one sentence (or piece of one), and notices for what could not be read."""
-    text, notices = keep_speakable(rewrite(text, _WORDS), _speakable, "Mandarin Chinese")
-    phonemes, said = read_mixed(text, _native)
-    return phonemes, notices + said
+    return east_asian.read(text, _WORDS, _speakable, "Mandarin Chinese", _native)

@@ -9,6 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from voicedesk.core.text import english
+from voicedesk.core.text.cleanup import keep_speakable
 
 _THOUSANDS = re.compile(r"(?<=\d),(?=\d{3}(?!\d))")
 _TIME = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::(\d{2}))?(?![\d:])")
@@ -59,6 +60,15 @@ def _time(match: re.Match[str], words: Words) -> str:
         return match.group()
     out = f"{hour}{words.hour}" + (f"{minute}{words.minute}" if minute else "")
     return out + (f"{int(second)}{words.second}" if second else "")
+
+
+def read(
+    text: str, words: Words, speakable: Callable[[str], bool], language: str, native: Callable[[str], str]
+) -> tuple[str, list[str]]:
+    """The whole path for one piece of text: rewrite, set aside what cannot be read, read the rest."""
+    text, notices = keep_speakable(rewrite(text, words), speakable, language)
+    phonemes, said = read_mixed(text, native)
+    return phonemes, notices + said
 
 
 def read_mixed(text: str, native: Callable[[str], str]) -> tuple[str, list[str]]:

@@ -7,8 +7,8 @@ import functools
 import warnings
 from typing import Any
 
-from voicedesk.core.text.cleanup import keep_speakable
-from voicedesk.core.text.east_asian import Words, is_han_or_kana, read_mixed, rewrite
+from voicedesk.core.text import east_asian
+from voicedesk.core.text.east_asian import Words, is_han_or_kana
 
 MAX_CHARS = 100  # about 2-4 phonemes per kana or kanji
 _WORDS = Words(
@@ -51,6 +51,4 @@ def _native(text: str) -> str:
 
 def phonemize(text: str) -> tuple[str, list[str]]:
     """Phonemes for one sentence (or piece of one), and notices for what could not be read."""
-    text, notices = keep_speakable(rewrite(text, _WORDS), _speakable, "Japanese")
-    phonemes, said = read_mixed(text, _native)
-    return phonemes, notices + said
+    return east_asian.read(text, _WORDS, _speakable, "Japanese", _native)
