@@ -174,7 +174,7 @@ def _check(chunks: list[PhonemeChunk], language: str) -> None:
         assert not any("phoneme symbols" in n for n in chunk.notices), chunk.notices
 
 
-_ALPHABET = list("0123456789.,:;-/%$€£¥+=&@#~ abcXYZ'\"!?。、，！？你好中文汉字あいうカタカナ漢字😀Ωé\n\t\x00()（）【】《》「」ー・…—")
+_ALPHABET = list("0123456789²①١.,:;-/%$€£¥+=&@#~ abcXYZ'\"!?。、，！？你好中文汉字あいうカタカナ漢字😀Ωé\n\t\x00()（）【】《》「」ー・…—")
 
 
 @pytest.mark.parametrize("language", sorted(LANGUAGES))

@@ -42,7 +42,7 @@ def _reader() -> Any:
 
 
 def _speakable(char: str) -> bool:
-    return char in _MARKS or char.isdigit() or (char.isascii() and char.isalpha()) or is_han(char)
+    return char in _MARKS or (char.isascii() and char.isalnum()) or is_han(char)
 
 
 def _native(text: str) -> str:
