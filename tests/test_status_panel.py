@@ -94,3 +94,21 @@ def test_all_good_machine_and_the_badge(qtbot: QtBot) -> None:
     assert all(row(panel, topic)[1] == "ok" for topic in panel.rows)
     panel.open_details()
     assert panel.details.isVisible()
+
+
+def test_in_the_real_main_window_it_is_a_badge_that_probes_only_when_opened(qtbot: QtBot) -> None:
+    from ui_support import close_window, open_window
+
+    window = open_window(qtbot, engine=None)
+    try:
+        panel = window.status_panel
+        assert isinstance(panel, StatusPanel) and panel.compact
+        assert not window.context.busy  # nothing submitted at start-up: the engine's load goes first
+        panel.open_details()
+        with qtbot.waitSignal(panel.choice_changed, timeout=60_000):
+            pass
+        assert panel.details.isVisible()
+        assert panel.badge.text() == "CPU · no NVIDIA driver found"
+        assert panel.self_test_button.isEnabled()
+    finally:
+        close_window(window)

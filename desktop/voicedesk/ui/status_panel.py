@@ -2,11 +2,13 @@
 
 Presentation only: the facts and advice come from `voicedesk.core.gpu` (ProbeReport, SelfTestReport);
 work runs through the `run_job(name, factory)` callable it is given (the window's worker: each job is
-a generator factory and the returned handle emits progress / result / failed). Without one, the panel
-shows whatever `show_choice()` hands it and its buttons that need work stay disabled.
+a generator factory and the returned handle emits progress / result / failed). Given one, the panel
+probes at once; without one, it shows whatever `show_choice()` hands it and the self-test stays off.
 
-Placed in a main window (the status bar), the panel is compact: a coloured device badge that opens
-the full panel in a small window.
+Placed in a main window (its status bar), the panel is compact: a coloured device badge that opens
+the full panel in a small window. It then uses the window's `context` (its `run_job` and
+`engine_ready`) and starts no work of its own at start-up, so it never delays the engine: the badge
+follows the loaded engine, and the probe runs (or is reused from the engine's) when the panel opens.
 """
 
 from __future__ import annotations
@@ -29,7 +31,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from voicedesk.core.gpu.device import DeviceChoice, badge_text
+from voicedesk.core.gpu.device import Device, DeviceChoice, badge_text, peek_cached
 from voicedesk.core.gpu.report import State
 from voicedesk.core.gpu.selftest import SelfTestReport, format_self_test
 from voicedesk.core.gpu.summary import format_report
@@ -55,11 +57,13 @@ def probe_job() -> Generator[str, None, DeviceChoice]:
     return choose_device("auto")
 
 
-def self_test_job(device: str) -> Generator[str, None, SelfTestReport]:
+def self_test_job(device: str, engine: Any = None) -> Generator[str, None, SelfTestReport]:
+    """The benchmark as a worker job; times `engine` when given (no second copy of the model)."""
     from voicedesk.core.gpu.selftest import self_test
-    from voicedesk.core.gpu.workloads import default_workload
+    from voicedesk.core.gpu.workloads import EngineSynthesis, default_workload
 
-    report: SelfTestReport = yield from self_test(default_workload(), device)
+    workload = default_workload() if engine is None else EngineSynthesis(lambda _device: engine)
+    report: SelfTestReport = yield from self_test(workload, device)
     return report
 
 
@@ -81,7 +85,11 @@ class StatusPanel(QWidget):
         # The window hands its worker through its context; an explicit `run_job` wins.
         context = getattr(parent, "context", None)
         self._run_job = run_job or getattr(context, "run_job", None)
-        self._self_test_factory = self_test_factory or (lambda device: lambda: self_test_job(device))
+        engine_ready = getattr(context, "engine_ready", None)
+        if engine_ready is not None:
+            engine_ready.connect(self.show_engine)
+        self._engine: Any = None  # the window's loaded engine, once `engine_ready` says so
+        self._self_test_factory = self_test_factory or self._default_self_test
         self.choice: DeviceChoice | None = None
         self.self_test: SelfTestReport | None = None
         self._jobs: list[Any] = []  # keep handles alive until they finish
@@ -101,7 +109,7 @@ class StatusPanel(QWidget):
         else:
             self.badge.hide()
             outer.addWidget(self.details)
-        if self._run_job is not None:
+        if run_job is not None:
             self.refresh()
 
     # --- layout -------------------------------------------------------------------------------------
@@ -183,6 +191,21 @@ class StatusPanel(QWidget):
         self._update_buttons(busy=False)
         self.choice_changed.emit(choice)
 
+    def _default_self_test(self, device: str) -> JobFactory:
+        engine = self._engine if str(getattr(self._engine, "device", "")) == device else None
+        return lambda: self_test_job(device, engine)
+
+    def show_engine(self, engine: Any) -> None:
+        """After the engine loaded: its probe's report when there is one, else its device and reason."""
+        self._engine = engine
+        report = peek_cached()
+        device: Device = "cuda" if str(getattr(engine, "device", "cpu")).startswith("cuda") else "cpu"
+        reason = str(getattr(engine, "device_reason", ""))
+        if report is not None:
+            self.show_choice(DeviceChoice(device, reason, report))
+        else:
+            self.badge.setText(f"{'GPU' if device == 'cuda' else 'CPU'} · {reason}" if reason else device.upper())
+
     def show_self_test(self, report: SelfTestReport) -> None:
         self.self_test = report
         self.self_test_view.setPlainText(format_self_test(report))
@@ -215,7 +238,9 @@ class StatusPanel(QWidget):
         self._start("GPU self-test", self._self_test_factory(self.choice.device), self.show_self_test)
 
     def open_details(self) -> None:
-        """In compact mode: the full panel in its own small window."""
+        """In compact mode: the full panel in its own small window (probing first if nothing has)."""
+        if self.choice is None and not self._jobs:
+            self.refresh()
         if self._dialog is None:
             self._dialog = QDialog(self)
             self._dialog.setWindowTitle("VoiceDesk · GPU status")

@@ -43,6 +43,11 @@ def cached_probe(refresh: bool = False) -> ProbeReport:
         return _cached
 
 
+def peek_cached() -> ProbeReport | None:
+    """The report if this process already probed, without probing (safe on a GUI thread)."""
+    return _cached
+
+
 def choose_device(preference: str = "auto", *, report: ProbeReport | None = None, refresh: bool = False) -> DeviceChoice:
     """'auto': CUDA if the GPU check passed, else CPU; 'cuda': CUDA or a VoiceDeskError saying why not; 'cpu'."""
     wanted = preference.strip().lower()
