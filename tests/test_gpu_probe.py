@@ -218,3 +218,14 @@ def test_cuda_init_that_raises_is_a_finding_not_a_crash() -> None:
     report = probe(FakeNvml(), Exploding(devices=[]))
     assert codes(report)["cuda-unavailable"] is State.FAIL
     assert "initialization failed" in diagnosis(report, "cuda-unavailable").message
+
+
+def test_architecture_is_checked_from_the_driver_when_cuda_does_not_start() -> None:
+    build = replace(H200_BUILD, arch_list=("sm_80", "sm_86", "sm_90"))
+    report = probe(
+        FakeNvml(gpus=[FakeGpu("NVIDIA GeForce RTX 5080", (12, 0))]),
+        FakeTorch(build_info=build, init=CudaInit(False, 0, warning="CUDA initialization: unknown error"), devices=[]),
+    )
+    assert codes(report)["arch-missing"] is State.FAIL
+    assert codes(report)["cuda-unavailable"] is State.FAIL
+    assert choose_device("auto", report=report).reason == "PyTorch has no kernels for sm_120"

@@ -83,7 +83,10 @@ def diagnose(
 
 
 def _driver(found: _Findings, driver: DriverInfo, cuda: CudaInit, runtime: tuple[int, int] | None) -> None:
-    needed = compat.driver_needed(runtime or (13, 0))
+    newest = compat.torch_cuda_for(None)
+    needed = compat.driver_needed(runtime or newest)
+    # A CPU-only PyTorch needs its CUDA build as well once the driver is there.
+    then = "" if runtime else f", then PyTorch's CUDA build (`{compat.torch_install_command(newest)}`)"
     if driver.found:
         supports = compat.cuda_text(compat.nvml_cuda(driver.cuda_version))
         found.add("driver-ok", "driver", State.OK, f"NVIDIA driver {driver.driver_version} (supports CUDA up to {supports}).")
@@ -99,8 +102,8 @@ def _driver(found: _Findings, driver: DriverInfo, cuda: CudaInit, runtime: tuple
         found.add("no-driver", "driver", State.WARN,
                   f"No NVIDIA driver found. VoiceDesk runs on the CPU: it works, but {CPU_SPEED}.",
                   f"If this computer has an NVIDIA graphics card, install its driver ({needed}) from "
-                  "nvidia.com/drivers or your system's driver manager, restart, and run `voicedesk doctor` "
-                  "again. Without an NVIDIA card there is nothing to fix.",
+                  f"nvidia.com/drivers or your system's driver manager{then}, restart, and run "
+                  "`voicedesk doctor` again. Without an NVIDIA card there is nothing to fix.",
                   short=NO_DRIVER_REASON)
     elif kind == "driver-not-loaded":
         found.add("driver-not-loaded", "driver", State.FAIL,
@@ -144,7 +147,13 @@ def _gpu(
         else:
             found.add("no-gpu", "gpu", State.WARN, "No NVIDIA GPU is visible.")
         return
-    for device in devices:
+    # When CUDA did not start, the driver's view of each GPU still tells whether this build fits it.
+    from_driver = tuple(
+        CudaDevice(g.index, g.name, g.capability, g.memory_total_mib, None, g.capability >= (8, 0))
+        for g in driver.gpus
+        if g.capability is not None and build.arch_list
+    )
+    for device in devices or from_driver:
         support = compat.arch_support(device.capability, build.arch_list)
         if support == "none":
             _arch_missing(found, build, device, driver)
