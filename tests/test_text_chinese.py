@@ -66,3 +66,10 @@ def test_every_symbol_is_in_the_vocabulary() -> None:
 def test_kana_and_emoji_are_reported() -> None:
     chunk = phonemize("表情😀和かな。", "zh")[0]
     assert chunk.notices == ("Skipped “😀”, “かな”: no Mandarin Chinese reading for them.",)
+
+
+def test_characters_without_a_reading_are_reported() -> None:
+    # U+9FEA has no pinyin in pypinyin; U+3400 lies outside the block the reader handles.
+    chunk = phonemize("你好\u9fea和\u3400。", "zh")[0]
+    assert chunk.phonemes.startswith("ni↓xau↓")
+    assert chunk.notices == ("Skipped “\u9fea”, “\u3400”: no Mandarin Chinese reading for them.",)

@@ -66,3 +66,7 @@ def test_every_symbol_is_in_the_vocabulary() -> None:
 def test_unreadable_characters_are_reported() -> None:
     chunk = phonemize("絵文字😀とΩ記号。", "ja")[0]
     assert chunk.notices == ("Skipped “😀”, “Ω”: no Japanese reading for them.",)
+
+
+def test_rare_katakana_are_read() -> None:
+    assert read("ヹ") == read("ヴェ")

@@ -6,11 +6,13 @@ from __future__ import annotations
 
 import functools
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from voicedesk.core import paths
 from voicedesk.core.text import east_asian
-from voicedesk.core.text.east_asian import Words, is_han
+from voicedesk.core.text.cleanup import skipped_notice
+from voicedesk.core.text.east_asian import Words, is_common_han
 
 MAX_CHARS = 80  # about 4-5 phonemes per character
 _WORDS = Words(
@@ -41,13 +43,30 @@ def _reader() -> Any:
     return ZHG2P()
 
 
+@functools.cache
+def _has_pinyin() -> Callable[[str], bool]:
+    from pypinyin.pinyin_dict import pinyin_dict
+
+    return lambda char: ord(char) in pinyin_dict
+
+
 def _speakable(char: str) -> bool:
-    return char in _MARKS or (char.isascii() and char.isalnum()) or is_han(char)
+    return char in _MARKS or (char.isascii() and char.isalnum()) or (is_common_han(char) and _has_pinyin()(char))
 
 
-def _native(text: str) -> str:
-    phonemes: str = _reader()(text.translate(_READER_MARKS))[0] if text.strip() else ""
-    return phonemes
+def _native(text: str) -> tuple[str, list[str]]:
+    text = text.translate(_READER_MARKS)
+    try:
+        return _reader()(text)[0], []
+    except ValueError:  # a reading whose pinyin the IPA table lacks: read character by character
+        pass
+    parts, unread = [], []
+    for char in text:
+        try:
+            parts.append(_reader()(char)[0])
+        except ValueError:
+            unread.append(char)
+    return " ".join(p for p in parts if p), [skipped_notice(unread, "Mandarin Chinese")]
 
 
 def phonemize(text: str) -> tuple[str, list[str]]:

@@ -62,8 +62,11 @@ def _time(match: re.Match[str], words: Words) -> str:
     return out + (f"{int(second)}{words.second}" if second else "")
 
 
+Reader = Callable[[str], tuple[str, list[str]]]  # text → (phonemes, notices)
+
+
 def read(
-    text: str, words: Words, speakable: Callable[[str], bool], language: str, native: Callable[[str], str]
+    text: str, words: Words, speakable: Callable[[str], bool], language: str, native: Reader
 ) -> tuple[str, list[str]]:
     """The whole path for one piece of text: rewrite, set aside what cannot be read, read the rest."""
     text, notices = keep_speakable(rewrite(text, words), speakable, language)
@@ -71,25 +74,31 @@ def read(
     return phonemes, notices + said
 
 
-def read_mixed(text: str, native: Callable[[str], str]) -> tuple[str, list[str]]:
+def read_mixed(text: str, native: Reader) -> tuple[str, list[str]]:
     """Phonemes for text in which runs of Latin letters are English words and the rest is read by
-    `native`; the English reader's notices are passed on."""
+    `native`; both readers' notices are passed on."""
     parts: list[str] = []
     notices: list[str] = []
     start = 0
     for match in _LATIN_RUN.finditer(text):
-        parts.append(native(text[start : match.start()]))
-        phonemes, said = english.phonemize(match.group())
-        parts.append(phonemes)
-        notices += said
+        for reader, piece in ((native, text[start : match.start()]), (english.phonemize, match.group())):
+            if piece.strip():
+                phonemes, said = reader(piece)
+                parts.append(phonemes.strip())
+                notices += said
         start = match.end()
-    parts.append(native(text[start:]))
-    return " ".join(p.strip() for p in parts if p.strip()), notices
+    if text[start:].strip():
+        phonemes, said = native(text[start:])
+        parts.append(phonemes.strip())
+        notices += said
+    return " ".join(p for p in parts if p), notices
 
 
-def is_han(char: str) -> bool:
-    return unicodedata.name(char, "").startswith(("CJK UNIFIED", "CJK COMPATIBILITY IDEOGRAPH"))
+def is_common_han(char: str) -> bool:
+    """The main CJK block: the characters pypinyin and misaki's Mandarin reader know."""
+    return "\u4e00" <= char <= "\u9fff"
 
 
 def is_han_or_kana(char: str) -> bool:
-    return is_han(char) or unicodedata.name(char, "").startswith(("HIRAGANA", "KATAKANA"))
+    name = unicodedata.name(char, "")
+    return name.startswith(("CJK UNIFIED", "CJK COMPATIBILITY IDEOGRAPH", "HIRAGANA", "KATAKANA"))

@@ -18,7 +18,8 @@ _WORDS = Words(
     digits=("ゼロ", "イチ", "ニ", "サン", "ヨン", "ゴ", "ロク", "ナナ", "ハチ", "キュウ"),
     currency={"$": "ドル", "€": "ユーロ", "£": "ポンド", "¥": "円"},
     symbols={"+": "プラス", "=": "イコール", "&": "アンド", "～": "〜"}
-    | {"【": "「", "】": "」", "[": "「", "]": "」", "«": "「", "»": "」", "《": "「", "》": "」", "(": "、", ")": "、", "（": "、", "）": "、"},
+    | {"【": "「", "】": "」", "[": "「", "]": "」", "«": "「", "»": "」", "《": "「", "》": "」", "(": "、", ")": "、", "（": "、", "）": "、"}
+    | {"ヷ": "ヴァ", "ヸ": "ヴィ", "ヹ": "ヴェ", "ヺ": "ヴォ"},
     minus="マイナス",
     percent_before="",
     percent_after="パーセント",
@@ -44,9 +45,9 @@ def _speakable(char: str) -> bool:
     return char in _MARKS or (char.isascii() and char.isalnum()) or is_han_or_kana(char)
 
 
-def _native(text: str) -> str:
-    phonemes: str = _reader()(text) if text.strip() else ""
-    return phonemes
+def _native(text: str) -> tuple[str, list[str]]:
+    phonemes: str = _reader()(text)
+    return phonemes, []
 
 
 def phonemize(text: str) -> tuple[str, list[str]]:
