@@ -69,7 +69,7 @@ def load_partial_state(bundle: Path) -> dict[str, Any]:
     return state
 
 
-def run(bundle: Path) -> None:
+def run(bundle: Path, warmup: int | None, repeats: int | None) -> None:
     import torch
 
     from voicedesk.core.engine import Engine
@@ -92,7 +92,8 @@ def run(bundle: Path) -> None:
 
     workload = EngineSynthesis(load_engine)
     workload.description += " (decoder weights random, all others the shipped ones; see tests/tools/gpu_bench_bundle.py)"
-    report = run_self_test(workload, choice.device, progress=lambda line: print(line, file=sys.stderr, flush=True))
+    report = run_self_test(workload, choice.device, warmup=warmup, repeats=repeats,
+                           progress=lambda line: print(line, file=sys.stderr, flush=True))
     document = {
         "summary": summary_line(choice.report) if choice.report else "",
         "device": choice.to_dict(),
@@ -105,8 +106,13 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("action", choices=("pack", "run"))
     parser.add_argument("bundle", type=Path)
+    parser.add_argument("--warmup", type=int, default=None)
+    parser.add_argument("--repeats", type=int, default=None)
     args = parser.parse_args()
-    pack(args.bundle) if args.action == "pack" else run(args.bundle)
+    if args.action == "pack":
+        pack(args.bundle)
+    else:
+        run(args.bundle, args.warmup, args.repeats)
 
 
 if __name__ == "__main__":
