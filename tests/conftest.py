@@ -53,6 +53,40 @@ def no_dangling_qthreads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(scope="session")
+def pulse_server() -> Iterator[object]:
+    """A real PulseAudio server (virtual microphone `vmic` fed by sink `micfeed`; default sink `speaker`).
+
+    PortAudio is restarted once the server is up, so it sees the server's devices; the first capture
+    is made here because a fresh server takes a second or two to deliver its first block.
+    """
+    from audio_server import PulseServer
+
+    if not PulseServer.available():
+        pytest.fail("pulseaudio/pactl/pacat are missing; run tests/tools/install-system-deps.sh")
+    server = PulseServer()
+    server.start()
+    previous = {key: os.environ.get(key) for key in server.env()}
+    os.environ.update(server.env())
+    try:
+        from voicedesk.core.audio import devices
+        from voicedesk.core.audio.recorder import Recorder
+
+        devices.rescan()
+        warm = Recorder(max_seconds=0.1)
+        warm.start()
+        warm.wait(15)
+        warm.stop()
+        yield server
+    finally:
+        for key, value in previous.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
+        server.stop()
+
+
+@pytest.fixture(scope="session")
 def cpu_engine(tmp_path_factory: pytest.TempPathFactory) -> object:
     """The real Kokoro engine on the CPU, loaded once per session (weights in the shared cache)."""
     from voicedesk.core.engine import Engine
