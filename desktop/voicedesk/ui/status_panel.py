@@ -18,7 +18,7 @@ from collections.abc import Callable, Generator
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtGui import QGuiApplication
+from PySide6.QtGui import QFontDatabase, QGuiApplication
 from PySide6.QtWidgets import (
     QDialog,
     QGridLayout,
@@ -122,7 +122,9 @@ class StatusPanel(QWidget):
         column.addWidget(title)
         self.grid = QGridLayout()
         self.grid.setHorizontalSpacing(10)
+        self.grid.setColumnStretch(2, 1)  # the values take the width; dot and label stay narrow
         column.addLayout(self.grid)
+        column.addSpacing(6)
         self.rows: dict[str, tuple[QLabel, QLabel, QLabel]] = {}
         self.advice = QLabel("Checking the GPU…")
         self.advice.setObjectName("statusAdvice")
@@ -146,14 +148,17 @@ class StatusPanel(QWidget):
         self.self_test_view = QPlainTextEdit()
         self.self_test_view.setObjectName("selfTestResult")
         self.self_test_view.setReadOnly(True)
+        self.self_test_view.setFont(QFontDatabase.systemFont(QFontDatabase.SystemFont.FixedFont))
         self.self_test_view.setVisible(False)
-        column.addWidget(self.self_test_view)
+        column.addWidget(self.self_test_view, 1)
+        column.addStretch(0)
         self._update_buttons(busy=False)
         return details
 
     def _row(self, topic: str, label: str) -> tuple[QLabel, QLabel, QLabel]:
         if topic not in self.rows:
             dot, name, value = QLabel("●"), QLabel(label), QLabel()
+            name.setObjectName("statusLabel")
             value.setWordWrap(True)
             value.setTextInteractionFlags(Qt.TextInteractionFlag.TextSelectableByMouse)
             line = len(self.rows)

@@ -219,13 +219,13 @@ def run_self_test(workload: Workload, device: str, *, warmup: int | None = None,
 
 def format_self_test(report: SelfTestReport) -> str:
     lines = [f"Self-test on {report.device_name} ({report.device}): {report.workload}",
-             f"  median of {report.repeats} runs after {report.warmup} warm-up runs"]
+             f"  median of {report.repeats} timed run(s) after {report.warmup} warm-up run(s)"]
     for t in report.timings:
         if t.error:
             lines.append(f"  {t.variant.label:<18} failed: {t.error}")
             continue
         rtf = f", RTF {t.rtf:.4f}" if t.rtf is not None else ""
-        lines.append(f"  {t.variant.label:<18} {t.median_ms:9.1f} ms for {t.audio_seconds:.1f} s of audio{rtf}")
+        lines.append(f"  {t.variant.label:<18} {t.median_ms:9.1f} ms for {t.audio_seconds:.2f} s of audio{rtf}")
     for name, value in report.ratios.items():
         lines.append(f"  {name.replace('_', ' ')}: {value:.2f}x")
     lines.extend(f"  Note: {note}" for note in report.notes)
