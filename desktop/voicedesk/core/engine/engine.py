@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -27,11 +27,13 @@ if TYPE_CHECKING:
     import torch
 
     from voicedesk.core.engine.model import KokoroModel
+    from voicedesk.core.text import PhonemeChunk
 
 log = logging.getLogger(__name__)
 
 Audio = npt.NDArray[np.float32]
 PAUSE_SECONDS = 0.2  # between sentence chunks
+MIN_SPEED, MAX_SPEED = 0.25, 4.0
 _EDGE_THRESHOLD = 0.01  # trim quieter lead-in/tail than this (relative to full scale)
 _EDGE_KEEP = int(0.03 * SAMPLE_RATE)  # keep this much around the speech when trimming
 _FADE = int(0.005 * SAMPLE_RATE)  # fade chunk edges so joins never click
@@ -141,8 +143,13 @@ class Engine:
         """Yield one chunk per sentence chunk of `text` as soon as it is ready (stop iterating to cancel)."""
         from voicedesk.core.text import phonemize
 
+        return self.speak_chunks(phonemize(text, language), style, speed, seed)
+
+    def speak_chunks(
+        self, chunks: Sequence[PhonemeChunk], style: Style, speed: float = 1.0, seed: int | None = None
+    ) -> Iterator[SpeechChunk]:
+        """Like `synthesize`, for text already split and phonemized by `voicedesk.core.text.phonemize`."""
         style = voices.as_style(style)
-        chunks = phonemize(text, language)
         rng = self._rng(seed)
         for index, chunk in enumerate(chunks):
             audio = self._speak(chunk.phonemes, style, speed, rng)
@@ -167,14 +174,20 @@ class Engine:
     def _speak(self, phonemes: str, style: Style, speed: float, rng: torch.Generator) -> Audio:
         import torch
 
-        if not 0.25 <= speed <= 4.0:
-            raise InputError(f"Speed {speed} is out of range; use a value from 0.25 to 4 (1 is normal).")
+        check_speed(speed)
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
         with torch.autocast("cuda", dtype=torch.float16, enabled=self.fp16 and self.device == "cuda"):
             out = self.model.infer(ids, ref_s, speed, rng)
         audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
         return audio
+
+
+def check_speed(speed: float) -> None:
+    if not MIN_SPEED <= speed <= MAX_SPEED:
+        raise InputError(
+            f"Speed {speed} is out of range; use a value from {MIN_SPEED} to {MAX_SPEED:g} (1 is normal)."
+        )
 
 
 def trim_edges(audio: Audio) -> Audio:

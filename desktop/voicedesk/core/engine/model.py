@@ -31,6 +31,7 @@ class KokoroOutput:
     audio: torch.Tensor  # [samples], float32, 24 kHz
     durations: torch.Tensor  # [T] frames per input token (one frame = 600 samples at speed 1)
     f0: torch.Tensor  # [1, frames * 2] predicted pitch in Hz (0 where unvoiced)
+    raw_durations: torch.Tensor | None = None  # [T] before rounding; None when durations were given
 
 
 class KokoroModel(nn.Module):
@@ -113,10 +114,13 @@ class KokoroModel(nn.Module):
         hidden = self.bert(input_ids, attention_mask=torch.ones_like(input_ids))
         d_en = self.bert_encoder(hidden).transpose(-1, -2)
         d = self.predictor.text_encoder(d_en, prosody_style, lengths, text_mask)
+        raw_durations = None
         if durations is None:
             x, _ = self.predictor.lstm(d)
-            duration = torch.sigmoid(self.predictor.duration_proj(x)).sum(dim=-1) / speed
-            durations = torch.round(duration).clamp(min=1).long().squeeze(0).detach()
+            raw_durations = (
+                (torch.sigmoid(self.predictor.duration_proj(x)).sum(dim=-1) / speed).squeeze(0).detach()
+            )
+            durations = torch.round(raw_durations).clamp(min=1).long()
         elif durations.shape != (n_tokens,):
             raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
 
@@ -126,7 +130,7 @@ class KokoroModel(nn.Module):
         t_en = self.text_encoder(input_ids, lengths, text_mask)
         asr = torch.repeat_interleave(t_en, durations, dim=-1)
         audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
-        return KokoroOutput(audio=audio.reshape(-1), durations=durations, f0=f0)
+        return KokoroOutput(audio=audio.reshape(-1), durations=durations, f0=f0, raw_durations=raw_durations)
 
     @torch.inference_mode()
     def infer(

