@@ -14,7 +14,7 @@ from voicedesk.core.errors import InputError, VoiceDeskError
 from voicedesk.core.gpu import State, choose_device
 from voicedesk.core.gpu.device import badge_text, cached_probe
 from voicedesk.core.gpu.probe import probe
-from voicedesk.core.gpu.report import CudaDevice, CudaInit, ProbeReport
+from voicedesk.core.gpu.report import CudaDevice, CudaInit, ProbeReport, TorchBuild
 from voicedesk.core.gpu.summary import format_report, summary_line
 
 
@@ -229,3 +229,26 @@ def test_architecture_is_checked_from_the_driver_when_cuda_does_not_start() -> N
     assert codes(report)["arch-missing"] is State.FAIL
     assert codes(report)["cuda-unavailable"] is State.FAIL
     assert choose_device("auto", report=report).reason == "PyTorch has no kernels for sm_120"
+
+
+def test_a_pytorch_that_cannot_load_is_reported_not_raised() -> None:
+    class Broken(FakeTorch):
+        def build(self) -> TorchBuild:
+            raise OSError('[WinError 126] The specified module could not be found. Error loading "fbgemm.dll"')
+
+    report = probe(FakeNvml(), Broken(devices=[]))
+    found = diagnosis(report, "torch-broken")
+    assert found.state is State.FAIL
+    assert "Visual C++ Redistributable" in found.fix
+    assert next(r.value for r in report.rows if r.topic == "torch") == "could not be loaded"
+    assert choose_device("auto", report=report).reason == "PyTorch could not be loaded"
+
+
+def test_cudnn_version_mismatch_at_load_time() -> None:
+    error = ("cuDNN version incompatibility: PyTorch was compiled  against (9, 10, 2) but found runtime version "
+             "(8, 9, 7). PyTorch already comes bundled with cuDNN.")
+    build = replace(H200_BUILD, cudnn_version=None, cudnn_error=error)
+    report = probe(FakeNvml(), FakeTorch(build_info=build, conv=raising(RuntimeError("cuDNN error: CUDNN_STATUS_NOT_INITIALIZED"), True)))
+    assert codes(report)["cudnn-mismatch"] is State.FAIL
+    assert "LD_LIBRARY_PATH" in diagnosis(report, "cudnn-mismatch").fix
+    assert "cuDNN wrong version loaded" in summary_line(report)

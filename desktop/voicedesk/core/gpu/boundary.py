@@ -112,17 +112,25 @@ class LiveTorch:
 
         cudnn = torch.backends.cudnn
         available = bool(cudnn.is_available())  # type: ignore[no-untyped-call]
+        version, cudnn_error = None, None
+        if available:
+            try:
+                # Raises when the cuDNN found at run time is not the one torch was built against.
+                version = cudnn.version()  # type: ignore[no-untyped-call]
+            except RuntimeError as exc:
+                cudnn_error = str(exc)
         return TorchBuild(
             version=str(torch.__version__),
             cuda_runtime=torch.version.cuda,
             arch_list=tuple(torch.cuda.get_arch_list()),
             cudnn_available=available,
-            cudnn_version=cudnn.version() if available else None,  # type: ignore[no-untyped-call]
+            cudnn_version=version,
             cudnn_enabled=bool(cudnn.enabled),
             cudnn_benchmark=bool(cudnn.benchmark),
             tf32_matmul=bool(torch.backends.cuda.matmul.allow_tf32),
             tf32_cudnn=bool(cudnn.allow_tf32),
             cpu_threads=int(torch.get_num_threads()),
+            cudnn_error=cudnn_error,
         )
 
     def cuda_init(self) -> CudaInit:

@@ -213,7 +213,16 @@ def _torch(
     has_nvidia_gpu: bool,
     gpu_name: str,
 ) -> None:
-    if build.cuda_runtime:
+    if build.error:
+        windows_dll = "dll" in build.error.lower()
+        fix = ("Install the Microsoft Visual C++ Redistributable (x64) and restart; if that is not it, reinstall "
+               "PyTorch" if windows_dll else "Reinstall PyTorch")
+        found.add("torch-broken", "torch", State.FAIL,
+                  f"PyTorch could not be loaded ({first_line(build.error)}), so VoiceDesk cannot speak at all.",
+                  f"{fix}: `pip install --force-reinstall \"torch{compat.TORCH_RANGE}\"` in VoiceDesk's "
+                  "environment (or run `bash run.sh` again).",
+                  short="PyTorch could not be loaded")
+    elif build.cuda_runtime:
         found.add("torch-ok", "torch", State.OK, f"PyTorch {build.version}, built for CUDA {build.cuda_runtime}.")
     elif has_nvidia_gpu:
         target = compat.torch_cuda_for(driver_cuda)
@@ -294,6 +303,13 @@ def _cudnn(
         found.add("cudnn-unused", "cudnn", State.OK, "cuDNN is not used on the CPU.")
         return
     version = compat.cudnn_text(build.cudnn_version)
+    if build.cudnn_error:
+        found.add("cudnn-mismatch", "cudnn", State.FAIL,
+                  f"The cuDNN that loaded is not the one PyTorch was built with ({first_line(build.cudnn_error)}).",
+                  "Another cuDNN on the library search path shadows PyTorch's own: remove CUDA/cuDNN folders "
+                  "from LD_LIBRARY_PATH (Windows: PATH), or reinstall PyTorch, which brings its own cuDNN.",
+                  short="the wrong cuDNN was loaded")
+        return
     if failure == "cudnn":
         works = (" The GPU itself works: the same convolution ran with cuDNN switched off."
                  if check.passed_without_cudnn else "")

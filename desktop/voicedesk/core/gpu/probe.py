@@ -14,7 +14,7 @@ import sys
 
 from voicedesk.core.gpu.boundary import LiveTorch, NvmlApi, TorchApi, load_nvml, read_driver
 from voicedesk.core.gpu.diagnosis import diagnose
-from voicedesk.core.gpu.report import CudaDevice, CudaInit, GpuCheck, ProbeReport
+from voicedesk.core.gpu.report import CudaDevice, CudaInit, GpuCheck, ProbeReport, TorchBuild
 from voicedesk.core.gpu.summary import status_rows
 
 log = logging.getLogger(__name__)
@@ -31,7 +31,11 @@ def probe(nvml: NvmlApi | None | object = _REAL, torch_api: TorchApi | None = No
     torch_api = torch_api or LiveTorch()
 
     driver = read_driver(nvml_api)
-    build = torch_api.build()
+    try:
+        build = torch_api.build()
+    except Exception as exc:  # noqa: BLE001 - a torch that cannot load (DLL errors) is the finding
+        log.info("torch could not be loaded", exc_info=True)
+        build = TorchBuild.unavailable(f"{type(exc).__name__}: {exc}")
     cuda = _cuda_init(torch_api) if build.cuda_runtime else CudaInit(available=False, device_count=0)
     devices = _devices(torch_api, cuda)
     check = _run_check(torch_api, devices[0].index) if devices else GpuCheck(ran=False)

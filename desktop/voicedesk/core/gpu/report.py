@@ -87,6 +87,14 @@ class TorchBuild(JsonMixin):
     tf32_matmul: bool
     tf32_cudnn: bool
     cpu_threads: int
+    # cuDNN present but unusable as loaded (e.g. a different cuDNN found at run time than built with).
+    cudnn_error: str | None = None
+    # torch itself could not be imported or inspected; every other field is then a placeholder.
+    error: str | None = None
+
+    @classmethod
+    def unavailable(cls, error: str) -> TorchBuild:
+        return cls("not importable", None, (), False, None, False, False, False, False, 0, error=error)
 
 
 @dataclass(frozen=True)

@@ -42,7 +42,7 @@ def status_rows(
     values = {
         "driver": _driver_value(driver),
         "gpu": _gpu_value(driver, devices),
-        "torch": f"{build.version} ({'CUDA ' + build.cuda_runtime if build.cuda_runtime else 'CPU-only build'})",
+        "torch": _torch_value(build),
         "cuda": _cuda_value(build, cuda),
         "cudnn": _cudnn_value(build, check),
         "check": _check_value(check),
@@ -74,6 +74,12 @@ def _gpu_value(driver: DriverInfo, devices: tuple[CudaDevice, ...]) -> str:
     return "none found"
 
 
+def _torch_value(build: TorchBuild) -> str:
+    if build.error:
+        return "could not be loaded"
+    return f"{build.version} ({'CUDA ' + build.cuda_runtime if build.cuda_runtime else 'CPU-only build'})"
+
+
 def _cuda_value(build: TorchBuild, cuda: CudaInit) -> str:
     if not build.cuda_runtime:
         return "not in this PyTorch build"
@@ -85,6 +91,8 @@ def _cudnn_value(build: TorchBuild, check: GpuCheck) -> str:
         return "not used on the CPU"
     if not build.cudnn_available:
         return "missing from this build"
+    if build.cudnn_error:
+        return "wrong cuDNN loaded"
     version = compat.cudnn_text(build.cudnn_version)
     if check.ran and not check.passed and check.passed_without_cudnn is not None:
         return f"{version}, failed to run"
@@ -124,6 +132,8 @@ def summary_line(report: ProbeReport) -> str:
         gpu = "none (no NVIDIA driver)" if not report.driver.found else "none"
     cuda = report.torch.cuda_runtime or "none (CPU-only PyTorch)"
     cudnn = compat.cudnn_text(report.torch.cudnn_version) if report.torch.cudnn_available else "none"
+    if report.torch.cudnn_error:
+        cudnn = "wrong version loaded"
     if report.check.ran and not report.check.passed and report.check.passed_without_cudnn is not None:
         cudnn += " (failed)"
     return f"GPU {gpu} / CUDA {cuda} / cuDNN {cudnn} / device: {rows['device']}"
