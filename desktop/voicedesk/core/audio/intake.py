@@ -178,7 +178,8 @@ def _read_mono(handle: Any, limit: int) -> FloatArray:
     """Decode up to `limit` frames, downmixing block by block so many channels cost no extra memory."""
     blocks: list[FloatArray] = []
     remaining = limit
-    block_frames = max(int(handle.samplerate), 1024)
+    # About a million samples per block whatever the channel count, so memory stays bounded.
+    block_frames = max(1024, min(int(handle.samplerate), 2**20 // max(int(handle.channels), 1)))
     while remaining > 0:
         block = handle.read(min(block_frames, remaining), dtype="float32", always_2d=True)
         if block.shape[0] == 0:
