@@ -112,3 +112,20 @@ def test_in_the_real_main_window_it_is_a_badge_that_probes_only_when_opened(qtbo
         assert panel.self_test_button.isEnabled()
     finally:
         close_window(window)
+
+
+def test_badge_follows_the_loaded_engine(qtbot: QtBot, cpu_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from voicedesk.core.gpu import device
+
+    panel = StatusPanel()
+    qtbot.addWidget(panel)
+    monkeypatch.setattr(device, "_cached", None)  # nothing probed yet: the engine's own words
+    panel.show_engine(cpu_engine)
+    assert panel.badge.text() == f"CPU · {cpu_engine.device_reason}"
+    assert panel.choice is None
+
+    report = probe()
+    monkeypatch.setattr(device, "_cached", report)  # the engine's load probed: reuse that report
+    panel.show_engine(cpu_engine)
+    assert panel.choice is not None and panel.choice.report is report
+    assert row(panel, "device")[0] == "cpu (no NVIDIA driver found)"
