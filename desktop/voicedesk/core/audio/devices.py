@@ -132,3 +132,14 @@ def explain_stream_error(exc: Exception, what: str, device: AudioDevice) -> Audi
     if "Invalid sample rate" in text or "-9997" in text:
         return AudioDeviceError(f"The {what} '{device.name}' does not support this sample rate; choose another device.")
     return AudioDeviceError(f"The {what} '{device.name}' could not be used ({text}); reconnect it or choose another.")
+
+
+def close_quietly(stream: Any) -> None:
+    """Abort and close a PortAudio stream; a device that vanished may refuse, and nothing is left to save."""
+    if stream is None:
+        return
+    try:
+        stream.abort()
+        stream.close()
+    except Exception:  # noqa: BLE001 - PortAudio errors of a dead device carry no useful action
+        pass

@@ -16,7 +16,13 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from voicedesk.core.audio.devices import AudioDevice, explain_stream_error, find_output, sounddevice
+from voicedesk.core.audio.devices import (
+    AudioDevice,
+    close_quietly,
+    explain_stream_error,
+    find_output,
+    sounddevice,
+)
 from voicedesk.core.audio.resample import resample
 
 FloatArray = npt.NDArray[np.float32]
@@ -144,10 +150,4 @@ class Player:
 
     def _close_stream(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is None:
-            return
-        try:
-            stream.abort()
-            stream.close()
-        except Exception:  # noqa: BLE001 - a vanished device may refuse to close; nothing to keep
-            pass
+        close_quietly(stream)

@@ -21,6 +21,7 @@ import numpy.typing as npt
 from voicedesk.core.audio.devices import (
     AudioDevice,
     AudioDeviceError,
+    close_quietly,
     explain_stream_error,
     find_input,
     sounddevice,
@@ -175,13 +176,7 @@ class Recorder:
 
     def _close_stream(self) -> None:
         stream, self._stream = self._stream, None
-        if stream is None:
-            return
-        try:
-            stream.abort()
-            stream.close()
-        except Exception:  # noqa: BLE001 - closing a stream whose device vanished may fail; nothing to save
-            pass
+        close_quietly(stream)
 
 
 __all__ = ["AudioDeviceError", "Recorder"]
