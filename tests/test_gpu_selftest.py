@@ -90,3 +90,16 @@ def test_doctor_command_summary_text_and_json(capsys: pytest.CaptureFixture[str]
     assert main(["doctor"]) == 0
     text = capsys.readouterr().out
     assert "No NVIDIA driver found" in text and "VoiceDesk runs on the CPU" in text
+
+
+def test_a_model_that_cannot_be_prepared_gives_a_report_saying_so() -> None:
+    class NoMemory:
+        description = "a model too big for this device"
+
+        def prepare(self, device: str) -> Any:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 330.00 MiB")
+
+    report = run_self_test(NoMemory(), "cpu")
+    assert report.timings == () and report.ratios == {}
+    assert report.notes == ("The model could not be prepared on cpu: OutOfMemoryError: CUDA out of memory. "
+                            "Tried to allocate 330.00 MiB",)

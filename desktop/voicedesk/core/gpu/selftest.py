@@ -177,7 +177,12 @@ def self_test(
     repeats = default_repeats if repeats is None else repeats
 
     yield f"Preparing {workload.description} on {device}…"
-    run = workload.prepare(device)
+    try:
+        run = workload.prepare(device)
+    except Exception as exc:  # noqa: BLE001 - e.g. out of GPU memory while loading: a result to report
+        log.info("self-test workload could not be prepared", exc_info=True)
+        failed = f"The model could not be prepared on {device}: {type(exc).__name__}: {exc}".splitlines()[0]
+        return _report(workload, device, warmup, repeats, (), {}, [failed])
     variants: tuple[Variant, ...]
     if device == "cuda":
         variants, pairs, notes = CUDA_VARIANTS, CUDA_RATIOS, []
@@ -191,6 +196,18 @@ def self_test(
         yield f"Timing {variant.label} ({number}/{len(variants)})…"
         timings.append(time_variant(run, variant, device, warmup, repeats))
     notes.extend(f"{t.variant.label} could not run: {t.error}" for t in timings if t.error)
+    return _report(workload, device, warmup, repeats, tuple(timings), pairs, notes)
+
+
+def _report(
+    workload: Workload,
+    device: str,
+    warmup: int,
+    repeats: int,
+    timings: tuple[Timing, ...],
+    pairs: dict[str, tuple[str, str]],
+    notes: list[str],
+) -> SelfTestReport:
     return SelfTestReport(
         created_utc=datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         device=device,
@@ -198,8 +215,8 @@ def self_test(
         workload=workload.description,
         warmup=warmup,
         repeats=repeats,
-        timings=tuple(timings),
-        ratios=ratios(tuple(timings), pairs),
+        timings=timings,
+        ratios=ratios(timings, pairs),
         notes=tuple(notes),
     )
 
