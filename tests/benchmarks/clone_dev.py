@@ -67,6 +67,7 @@ CONFIGS: dict[str, FitSettings] = {
     "default": FitSettings(seconds=600),
     "default-1-sentence": FitSettings(seconds=600, sentences_per_step=1),
     "default-40-steps": FitSettings(seconds=600, steps=40),
+    "default-joined": FitSettings(seconds=600, join_sentences=True),
 }
 
 
@@ -229,7 +230,6 @@ def load_local() -> tuple[Any, dict[str, np.ndarray]]:
 
 def run_cpu(args: argparse.Namespace) -> None:
     import torch
-
     from clone_devset import TARGETS, target
 
     from voicedesk.core.clone.ge2e import GE2E
@@ -258,7 +258,6 @@ def prepare_device(_: argparse.Namespace) -> None:
     import shutil
 
     import torch
-
     from clone_devset import TARGETS, target
 
     from voicedesk.core.clone import ge2e, judge
@@ -321,6 +320,11 @@ def run_device(args: argparse.Namespace) -> None:
         for k, h in enumerate(ids["held_out"]):
             saved[f"stock|{v}|{k}"] = speak(model, s, h).astype(np.float16)
     names = args.configs.split(",") if args.configs else list(CONFIGS)
+    # Warm-up (CUDA context, cuDNN plans, allocator) so the timed clones are what a user sees after load.
+    first = next(iter(prompts.values()))
+    for _ in fit_voice(model, stock, first, settings=FitSettings(steps=2, seconds=600), ge2e=ge2e, judge=judge,
+                       fit_ids=ids["fit"], check_ids=ids["check"]):
+        pass
     for name in names:
         print(f"config {name}", flush=True)
         fitted = fit_all(model, stock, prompts, ids, CONFIGS[name], ge2e, judge,

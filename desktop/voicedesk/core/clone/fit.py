@@ -25,7 +25,7 @@ from __future__ import annotations
 import contextlib
 import math
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +52,7 @@ FIT_TEXTS: tuple[str, ...] = (
 # Spoken for early stopping and the quality report; never used for gradients.
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
+SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 
 
@@ -66,6 +67,7 @@ class FitSettings:
     lr_prosody: float = 0.1
     lr_mixture: float = 0.1
     sentences_per_step: int = 2
+    join_sentences: bool = False  # speak a step's sentences as one utterance: one forward instead of several
     pitch_weight: float = 1.0
     reg_weight: float = 0.01
     self_weight: float = 0.0  # KVoiceWalk's self-similarity across two texts
@@ -75,7 +77,7 @@ class FitSettings:
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     check_every: int = 5
-    patience: int = 2
+    patience: int = 3
 
 
 @dataclass(frozen=True)
@@ -97,6 +99,20 @@ class FitResult:
     ge2e_before: float
     ge2e_after: float
     prompt_pitch_hz: float | None
+
+
+def _joined(parts: Sequence[_Sentence]) -> _Sentence:
+    import torch
+
+    pieces: list[torch.Tensor] = []
+    for k, part in enumerate(parts):
+        inner = part.ids[:, 1:-1]
+        if k:
+            pieces.append(torch.full((1, 1), SPACE_ID, dtype=inner.dtype, device=inner.device))
+        pieces.append(inner)
+    pad = parts[0].ids[:, :1]
+    ids = torch.cat([pad, *pieces, pad], dim=1)
+    return _Sentence(ids, int(ids.shape[1]) - 2)
 
 
 def row_index(n_phonemes: int, length: int) -> int:
@@ -163,7 +179,7 @@ def fit_voice(
     judge: Judge | None = None,
     fit_ids: Sequence[Sequence[int]] | None = None,
     check_ids: Sequence[int] | None = None,
-) -> Iterator[FitProgress | FitResult]:
+) -> Generator[FitProgress | FitResult, None, None]:
     """Fit a style to `prompt_16k` (mono float32, 16 kHz) with the Kokoro `model`.
 
     `stock` maps voice names to their [L, 256] styles. The model speaks English fitting sentences
@@ -250,11 +266,24 @@ def fit_voice(
                 return float(ge2e.embed([wav])[0] @ target)
 
         ge2e_before = check_similarity()
-        best = (ge2e_before, *[t.detach().clone() for t in current()])
+        # The best fitted state by the check sentence. The start is no candidate: one noisy check
+        # sentence must not undo every step (seen: a whole fit discarded after two unlucky checks).
+        best_sim, (best_mix, best_delta) = ge2e_before, (t.detach().clone() for t in current())
         stale = 0
-        step = 0
+        step = checked_at = 0
+
+        def consider() -> None:
+            nonlocal best_sim, best_mix, best_delta, stale, checked_at
+            checked = check_similarity()
+            if checked_at == 0 or checked > best_sim:
+                best_sim, (best_mix, best_delta) = checked, (t.detach().clone() for t in current())
+                stale = 0
+            else:
+                stale += 1
+            checked_at = step
+
         step_s = forward_s * 3 * cfg.sentences_per_step  # first guess: backward ≈ 2 forwards
-        finish_s = 3 * forward_s + 0.5  # the report's two sentences and the judge
+        finish_s = 4 * forward_s + 0.5  # a last check, the report's two sentences and the judge
         similarity = ge2e_before
         order = torch.randperm(len(sentences), generator=gen).tolist()
         while step < cfg.steps:
@@ -264,6 +293,8 @@ def fit_voice(
             t_step = time.perf_counter()
             mix, delta = current()
             picked = [sentences[order[(step * cfg.sentences_per_step + k) % len(order)]] for k in range(cfg.sentences_per_step)]
+            if cfg.join_sentences and len(picked) > 1:
+                picked = [_joined(picked)]
             wavs, pitch_terms = [], []
             for sentence in picked:
                 wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
@@ -280,17 +311,12 @@ def fit_voice(
             if cfg.self_weight and len(wavs) > 1:
                 loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])
             optimiser.zero_grad(set_to_none=True)
-            loss.backward()
+            torch.autograd.backward(loss)
             optimiser.step()
             step += 1
             similarity = float(sims.detach().mean())
-            if step % cfg.check_every == 0 or step == cfg.steps:
-                checked = check_similarity()
-                if checked > best[0]:
-                    best = (checked, *[t.detach().clone() for t in current()])
-                    stale = 0
-                else:
-                    stale += 1
+            if step % cfg.check_every == 0:
+                consider()
             this = time.perf_counter() - t_step
             step_s = this if step == 1 else 0.7 * step_s + 0.3 * this
             remaining = min(cfg.steps - step, max(0.0, (cfg.seconds - (time.perf_counter() - started) - finish_s) / step_s))
@@ -299,7 +325,9 @@ def fit_voice(
                 break
 
         yield FitProgress(step, cfg.steps, similarity, finish_s, "judging")
-        ge2e_after, mix, delta = best
+        if step > checked_at:
+            consider()
+        ge2e_after, mix, delta = best_sim, best_mix, best_delta
         with torch.no_grad():
             fitted = (torch.einsum("v,vld->ld", mix, rows) + delta).cpu().numpy().astype(np.float32)
             start_style = torch.einsum("v,vld->ld", weights, rows)

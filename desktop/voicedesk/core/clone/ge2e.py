@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib.util
 import math
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -64,7 +64,7 @@ def normalize_volume(wav: torch.Tensor) -> torch.Tensor:
     return wav * torch.clamp(gain, min=1.0)
 
 
-def _build(device: str, weights: Path | None) -> torch.nn.Module:
+def _build(device: str, weights: Path | None) -> Any:
     import torch
 
     class Encoder(torch.nn.Module):
@@ -103,7 +103,8 @@ class GE2E:
             wav, N_FFT, HOP, window=m.window, center=True, pad_mode="constant", return_complex=True
         )
         power = spec.real.square() + spec.imag.square()
-        return torch.matmul(m.mel_basis, power).transpose(1, 2)
+        mel: torch.Tensor = torch.matmul(m.mel_basis, power).transpose(1, 2)
+        return mel
 
     def embed_partials(self, mels: torch.Tensor) -> torch.Tensor:
         """[N, 160, 40] mel partials → [N, 256] unit embeddings."""
@@ -111,7 +112,8 @@ class GE2E:
 
         _, (hidden, _) = self.module.lstm(mels)
         raw = torch.relu(self.module.linear(hidden[-1]))
-        return raw / (torch.norm(raw, dim=1, keepdim=True) + 1e-9)
+        unit: torch.Tensor = raw / (torch.norm(raw, dim=1, keepdim=True) + 1e-9)
+        return unit
 
     def embed(self, wavs: list[torch.Tensor], normalize: bool = True) -> torch.Tensor:
         """Utterance embeddings [len(wavs), 256] of 1-D 16 kHz tensors of any lengths, in one LSTM batch.
@@ -136,7 +138,8 @@ class GE2E:
         owner = torch.tensor(owners, device=embeds.device)
         sums = torch.zeros(len(wavs), embeds.shape[1], device=embeds.device, dtype=embeds.dtype)
         sums = sums.index_add(0, owner, embeds)
-        return sums / (torch.norm(sums, dim=1, keepdim=True) + 1e-9)
+        utterances: torch.Tensor = sums / (torch.norm(sums, dim=1, keepdim=True) + 1e-9)
+        return utterances
 
     def embed_numpy(self, wav: np.ndarray) -> np.ndarray:
         """One utterance embedding of a float32 numpy array, without gradients."""
@@ -144,7 +147,8 @@ class GE2E:
 
         with torch.no_grad():
             x = torch.from_numpy(np.ascontiguousarray(wav, dtype=np.float32)).to(self.device)
-            return self.embed([x])[0].cpu().numpy()
+            vector: np.ndarray = self.embed([x])[0].cpu().numpy()
+            return vector
 
     def set_lstm_train(self, training: bool) -> None:
         # cuDNN's RNN backward refuses eval mode; the LSTM has no dropout, so train mode is harmless.

@@ -77,7 +77,8 @@ class Judge:
             x, shape=(n_frames, N_FFT), strides=(x.strides[0] * HOP, x.strides[0])
         )
         power = np.abs(np.fft.rfft(frames * self._window, axis=1)) ** 2
-        return np.log10(power @ self._mel.T + 1e-10).astype(np.float32)
+        logmel: NDArray[np.float32] = np.log10(power @ self._mel.T + 1e-10).astype(np.float32)
+        return logmel
 
     def embed(self, wav: NDArray[np.float32], trim: bool = True) -> NDArray[np.float32]:
         """Unit d-vector [256] of 16 kHz audio."""
@@ -89,12 +90,14 @@ class Judge:
         emb = self._session.run(None, {"mel_window": windows})[0]
         emb = emb / (np.linalg.norm(emb, axis=-1, keepdims=True) + 1e-12)
         mean = emb.mean(axis=0)
-        return (mean / (np.linalg.norm(mean) + 1e-12)).astype(np.float32)
+        vector: NDArray[np.float32] = (mean / (np.linalg.norm(mean) + 1e-12)).astype(np.float32)
+        return vector
 
     def embed_many(self, wavs: list[NDArray[np.float32]]) -> NDArray[np.float32]:
         """One speaker d-vector from several utterances (the normalised mean of their d-vectors)."""
         mean = np.mean([self.embed(w) for w in wavs], axis=0)
-        return (mean / (np.linalg.norm(mean) + 1e-12)).astype(np.float32)
+        vector: NDArray[np.float32] = (mean / (np.linalg.norm(mean) + 1e-12)).astype(np.float32)
+        return vector
 
     def similarity(self, a: NDArray[np.float32], b: NDArray[np.float32]) -> float:
         return float(np.dot(a, b))

@@ -1,0 +1,143 @@
+"""Style-fit on the real Kokoro engine (CPU, a few steps), and `voicedesk clone` end to end.
+
+Runtime on two free cores: about 2-3 minutes for the file (each fitting step speaks one short
+sentence forward and backward; the CLI tests load the engine in a subprocess).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+import soundfile as sf
+
+from voicedesk.core.audio.resample import resample
+from voicedesk.core.clone.fit import FitProgress, FitResult, FitSettings, fit_voice, run_to_end
+
+pytestmark = [
+    pytest.mark.slow,
+    pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng (tests/tools/install-system-deps.sh)"),
+]
+# A small budget: one short sentence per step, a check of the held-out sentence after every step.
+SMALL = FitSettings(steps=3, seconds=600, sentences_per_step=1, check_every=1, patience=3)
+
+
+@pytest.fixture(scope="module")
+def prompt_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("prompt") / "mb-us2.wav"
+    text = "The old lighthouse keeper watched the boats come home."
+    subprocess.run(["espeak-ng", "-v", "mb-us2", "-w", str(path), text], check=True, capture_output=True)
+    return path
+
+
+@pytest.fixture(scope="module")
+def prompt_16k(prompt_path: Path) -> np.ndarray:
+    audio, rate = sf.read(prompt_path, dtype="float32")
+    return resample(audio, rate, 16000)
+
+
+@pytest.fixture(scope="module")
+def stock(cpu_engine: Any) -> dict[str, np.ndarray]:
+    return {name: cpu_engine.stock_voice(name) for name in cpu_engine.stock_voices()}
+
+
+@pytest.fixture(scope="module")
+def small_fit(cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray) -> tuple[list[Any], FitResult]:
+    items = list(fit_voice(cpu_engine.model, stock, prompt_16k, settings=SMALL))
+    result = items[-1]
+    assert isinstance(result, FitResult)
+    return items[:-1], result
+
+
+def test_a_short_fit_moves_the_voice_toward_the_prompt(small_fit: tuple[list[Any], FitResult]) -> None:
+    progress, result = small_fit
+    # Judged by the independent encoder, never the one optimised.
+    assert result.report.after > result.report.before + 0.03
+    assert result.ge2e_after > result.ge2e_before
+    assert result.style.dtype == np.float32 and result.style.shape == (510, 256)
+    assert np.isfinite(result.style).all()
+    assert 1 <= result.steps <= SMALL.steps
+    # The male prompt starts from the male stock voice (the pitch-aware start), not a female near-tie.
+    assert max(result.start, key=lambda k: result.start[k]) == "jm_kumo"
+    assert result.prompt_pitch_hz is not None and result.prompt_pitch_hz < 140
+    steps = [p for p in progress if isinstance(p, FitProgress) and p.stage == "fitting"]
+    assert [p.step for p in steps] == list(range(1, result.steps + 1))
+    assert all(p.total == SMALL.steps and p.eta_seconds >= 0 for p in steps)
+
+
+def test_the_same_seed_gives_the_same_voice(cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray) -> None:
+    one = replace(SMALL, steps=1, seed=7)
+    first = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=one))
+    second = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=one))
+    assert np.array_equal(first.style, second.style)
+    other = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=replace(one, seed=8)))
+    assert not np.array_equal(first.style, other.style)
+
+
+def test_closing_the_fit_mid_way_saves_nothing_and_restores_the_model(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, voicedesk_home: Path
+) -> None:
+    from voicedesk.core.library import VoiceLibrary
+
+    model = cpu_engine.model
+    flags = [p.requires_grad for p in model.parameters()]
+    job = fit_voice(model, stock, prompt_16k, settings=replace(SMALL, steps=50))
+    for item in job:
+        if isinstance(item, FitProgress) and item.stage == "fitting":
+            break
+    job.close()
+    assert VoiceLibrary().names() == []
+    assert not any(path.is_file() for path in voicedesk_home.rglob("*.vdvoice"))
+    assert [p.requires_grad for p in model.parameters()] == flags
+    assert not any(m.training for m in model.modules())
+
+
+def test_a_time_budget_ends_the_fit_early(cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray) -> None:
+    started = time.perf_counter()
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=replace(SMALL, steps=100, seconds=1)))
+    assert result.steps == 0  # preparing alone uses up one second; the start voice is kept
+    assert time.perf_counter() - started < 120
+
+
+def _cli(args: list[str], home: Path, **kwargs: Any) -> subprocess.Popen[str]:
+    env = {**os.environ, "VOICEDESK_HOME": str(home), "PYTHONUNBUFFERED": "1"}
+    return subprocess.Popen([sys.executable, "-m", "voicedesk", *args], env=env, text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, **kwargs)
+
+
+def test_cli_clones_and_saves_the_voice(prompt_path: Path, voicedesk_home: Path) -> None:
+    from voicedesk.core.library import VoiceLibrary
+
+    proc = _cli(["clone", str(prompt_path), "--name", "Keeper", "--device", "cpu", "--steps", "1"], voicedesk_home)
+    out, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert "Saved voice 'Keeper'" in out and "% before" in out and "% after" in out
+    saved = VoiceLibrary().load("Keeper")
+    assert saved.style.shape == (510, 256)
+    assert {"similarity_before", "similarity_after"} <= set(saved.scores)
+    # A taken name fails at once, before any fitting, with advice.
+    proc = _cli(["clone", str(prompt_path), "--name", "keeper", "--device", "cpu"], voicedesk_home)
+    out, err = proc.communicate(timeout=120)
+    assert proc.returncode == 2 and "already exists" in err and "Traceback" not in err
+
+
+def test_cli_ctrl_c_cancels_cleanly(prompt_path: Path, voicedesk_home: Path) -> None:
+    proc = _cli(["clone", str(prompt_path), "--name", "Halfway", "--device", "cpu", "--steps", "50"], voicedesk_home)
+    assert proc.stderr is not None
+    for line in proc.stderr:
+        if "step 1/" in line:
+            break
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=120)
+    assert proc.returncode == 130
+    assert "nothing was saved" in err and "Traceback" not in err
+    assert not any(voicedesk_home.rglob("*.vdvoice"))
