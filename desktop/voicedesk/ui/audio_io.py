@@ -31,6 +31,16 @@ class AudioIO:
         return time.monotonic()
 
     # --- devices ------------------------------------------------------------------------------------
+    def prepare(self) -> None:
+        """Start PortAudio and open the player now (it scans the sound system, which takes a moment),
+        rather than when the first sentence arrives and playback must start at once."""
+        from voicedesk.core.errors import VoiceDeskError
+
+        try:
+            self._output()
+        except VoiceDeskError as exc:  # no speaker: said again when something is played
+            log.info("no audio output: %s", exc)
+
     def input_devices(self) -> list[str]:
         from voicedesk.core.audio import devices
 
@@ -42,26 +52,27 @@ class AudioIO:
         return [d.name for d in devices.output_devices()]
 
     # --- recording ----------------------------------------------------------------------------------
-    def start_recording(self, device: str) -> None:
+    def start_recording(self, device: str, seconds: float) -> None:
+        """Start recording from `device` ("" = the default); it stops by itself after `seconds`."""
         from voicedesk.core.audio.recorder import Recorder
 
         self.stop_recording()
-        recorder = Recorder(device or None)
+        recorder = Recorder(device or None, max_seconds=seconds)
         recorder.start()
         self._recorder = recorder
 
     @property
     def recording(self) -> bool:
+        """A recording was started and not yet collected with `stop_recording()`."""
         return self._recorder is not None
+
+    @property
+    def recording_ended(self) -> bool:
+        """The recorder stopped by itself (length reached, or the device went away)."""
+        return self._recorder is not None and not self._recorder.recording
 
     def recording_level(self) -> float:
         return float(self._recorder.level()) if self._recorder is not None else 0.0
-
-    def recording_problem(self) -> str:
-        """A sentence when the device failed mid-recording (unplugged, busy), else ""."""
-        if self._recorder is None:
-            return ""
-        return str(self._recorder.problem or "")
 
     def stop_recording(self) -> tuple[npt.NDArray[np.float32], int, str]:
         """Stop and return what was recorded (kept even when the device failed), its rate, and a problem."""
@@ -81,9 +92,7 @@ class AudioIO:
 
     def play(self, audio: npt.ArrayLike, sample_rate: int) -> None:
         """Play `audio` now, replacing whatever is playing."""
-        player = self._output()
-        player.stop()
-        player.enqueue(np.asarray(audio, np.float32), sample_rate)
+        self._output().play(np.asarray(audio, np.float32), sample_rate)
 
     def queue(self, audio: npt.ArrayLike, sample_rate: int) -> None:
         """Play `audio` after what is already queued (streaming synthesis)."""

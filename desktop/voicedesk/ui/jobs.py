@@ -9,6 +9,7 @@ the core generator it drives, and nothing is saved until the work is complete.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -31,10 +32,29 @@ def load_engine(device: str) -> Generator[str, None, Any]:
     yield LOADING_ENGINE
     from voicedesk.core.engine import Engine
 
-    return Engine.load(device)
+    engine = Engine.load(device)
+    # What follows would otherwise happen at the first clone or Speak: parsing the pronunciation
+    # dictionary and starting the speaker encoders each hold the GIL for 0.1–0.5 s, which freezes
+    # the window (Python threads share one interpreter lock); during loading nobody is waiting.
+    yield "Loading the English pronunciation dictionary…"
+    from voicedesk.core.text import phonemize
+
+    phonemize("Hello.", "en")
+    yield "Loading the speaker encoders…"
+    clone_tools(str(engine.device))
+    return engine
 
 
 # --- cloning ------------------------------------------------------------------------------------------
+
+
+@functools.cache
+def clone_tools(device: str) -> tuple[Any, Any]:
+    """The speaker encoder fitting optimises (GE2E) and the independent judge, built once per device."""
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.judge import Judge
+
+    return GE2E(device), Judge()
 
 
 @dataclass(frozen=True)
@@ -53,7 +73,8 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None) -> Generator[A
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     settings = FitSettings(steps=steps) if steps else None
     result: FitResult | None = None
-    fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings)
+    ge2e, judge = clone_tools(str(engine.device))
+    fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, ge2e=ge2e, judge=judge)
     with _closing(fit):
         for item in fit:
             if isinstance(item, FitResult):

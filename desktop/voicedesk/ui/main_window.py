@@ -156,17 +156,24 @@ class MainWindow(QMainWindow):
         )
 
     # --- engine -------------------------------------------------------------------------------------
-    def start_engine(self) -> None:
-        """Load the voice engine on the worker thread; called once the window is on screen."""
+    def start_engine(self, preloaded: Any = None) -> None:
+        """Load the voice engine on the worker thread (or take an already loaded one), and open the
+        audio devices; called once the window is on screen."""
         if self._engine_job is not None or self._closing:
+            return
+        self.prompt.refresh_devices()
+        self.context.audio.prepare()
+        if preloaded is not None:
+            self._engine_job = preloaded
+            self.context.set_engine(preloaded)
             return
         self._show_message(jobs.LOADING_ENGINE, 0)
         self.device_label.setText("Device: loading…")
         job = self.context.run_job("load engine", lambda: jobs.load_engine(self.device_choice))
         job.result.connect(self.context.set_engine)
+        job.progress.connect(lambda text: self._show_message(str(text), 0))
         job.failed.connect(self.context.engine_failed)
         self._engine_job = job
-        self.prompt.refresh_devices()
 
     def _engine_ready(self, engine: Any) -> None:
         self.device_label.setText(f"Device: {describe_device(engine)}")

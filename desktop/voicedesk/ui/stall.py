@@ -20,13 +20,16 @@ class StallMeter(QObject):
         self._timer.setInterval(interval_ms)
         self._timer.timeout.connect(self._tick)
         self._last = 0.0
+        self._began = 0.0
         self.worst_ms = 0.0
         self.ticks = 0
+        self.stalls: list[tuple[float, float]] = []  # (seconds after start, ms) of each stall over 50 ms
 
     def start(self) -> None:
         self.worst_ms = 0.0
         self.ticks = 0
-        self._last = time.perf_counter()
+        self.stalls = []
+        self._last = self._began = time.perf_counter()
         self._timer.start()
 
     def stop(self) -> float:
@@ -44,3 +47,5 @@ class StallMeter(QObject):
         self._last = now
         self.ticks += 1
         self.worst_ms = max(self.worst_ms, gap_ms)
+        if gap_ms > 50:
+            self.stalls.append((round(now - self._began - gap_ms / 1000, 2), round(gap_ms)))

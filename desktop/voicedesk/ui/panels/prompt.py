@@ -172,7 +172,7 @@ class PromptPanel(Card):
 
     def _begin_capture(self) -> None:
         try:
-            self.audio.start_recording(self._device())
+            self.audio.start_recording(self._device(), self.length_box.value())
         except VoiceDeskError as exc:
             self._recording_ended()
             self._show_error(str(exc))
@@ -186,8 +186,7 @@ class PromptPanel(Card):
         self.meter.set_peak(self.audio.recording_level())
         left = self._recording_until - self.audio.clock()
         self.countdown_label.setText(f"{max(left, 0):.1f} s")
-        problem = self.audio.recording_problem()
-        if left <= 0 or problem:
+        if self.audio.recording_ended or left < -1.0:  # the recorder stops itself at the length
             self.stop_recording()
 
     @property

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import numpy as np
-from PySide6.QtCore import QPointF, QRectF, QSize, Qt, Signal
-from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPainterPath, QPaintEvent, QPen, QResizeEvent
+from PySide6.QtCore import QLineF, QPointF, QRectF, QSize, Qt, Signal
+from PySide6.QtGui import QColor, QMouseEvent, QPainter, QPaintEvent, QPen, QPixmap, QResizeEvent
 from PySide6.QtWidgets import QSizePolicy, QWidget
 
 HANDLE_GRAB_PX = 8
@@ -28,6 +28,7 @@ class WaveformView(QWidget):
         self._end = 0.0
         self._dragging: str | None = None
         self._envelope: tuple[np.ndarray, np.ndarray] | None = None
+        self._trace: QPixmap | None = None  # the drawn waveform, redrawn only on resize or new audio
         self._playhead: float | None = None
         self.placeholder = "Record or drop a 3-second clip of the voice to clone"
 
@@ -40,6 +41,7 @@ class WaveformView(QWidget):
         self._rate = sample_rate
         self._start, self._end = 0.0, self.duration
         self._envelope = None
+        self._trace = None
         self._playhead = None
         self.update()
         self.selection_changed.emit(self._start, self._end)
@@ -76,19 +78,19 @@ class WaveformView(QWidget):
         return 0.0 if r.width() <= 0 else (x - r.left()) / r.width() * self.duration
 
     def _envelope_for(self, columns: int) -> tuple[np.ndarray, np.ndarray]:
+        """Lowest and highest sample under each pixel column."""
         if self._envelope is None or len(self._envelope[0]) != columns:
-            edges = np.linspace(0, len(self._samples), columns + 1).astype(int)
-            lows = np.zeros(columns, np.float32)
-            highs = np.zeros(columns, np.float32)
-            for i in range(columns):
-                part = self._samples[edges[i] : max(edges[i + 1], edges[i] + 1)]
-                if part.size:
-                    lows[i], highs[i] = part.min(), part.max()
-            self._envelope = (lows, highs)
+            edges = np.linspace(0, len(self._samples), columns + 1).astype(int)[:-1]
+            edges = np.minimum(edges, len(self._samples) - 1)
+            self._envelope = (
+                np.minimum.reduceat(self._samples, edges),
+                np.maximum.reduceat(self._samples, edges),
+            )
         return self._envelope
 
     def resizeEvent(self, event: QResizeEvent) -> None:
         self._envelope = None
+        self._trace = None
         super().resizeEvent(event)
 
     # --- painting -----------------------------------------------------------------------------------
@@ -104,18 +106,10 @@ class WaveformView(QWidget):
             p.setPen(pal.placeholderText().color())
             p.drawText(r, Qt.AlignmentFlag.AlignCenter, self.placeholder)
             return
-        accent = pal.highlight().color()
-        columns = max(1, int(r.width()))
-        lows, highs = self._envelope_for(columns)
-        peak = max(float(np.abs(self._samples).max()), 1e-6)
-        mid, half = r.center().y(), r.height() / 2 * 0.92
-        path = QPainterPath()
-        for i in range(columns):
-            x = r.left() + i + 0.5
-            path.moveTo(QPointF(x, mid - highs[i] / peak * half))
-            path.lineTo(QPointF(x, mid - lows[i] / peak * half + 0.5))
-        p.setPen(QPen(accent, 1))
-        p.drawPath(path)
+        if self._trace is None or self._trace.size() != self.size():
+            self._trace = self._draw_trace()
+        p.drawPixmap(0, 0, self._trace)
+        mid = r.center().y()
         # Dim what the trim leaves out.
         x0, x1 = self._x_of(self._start), self._x_of(self._end)
         shade = QColor(pal.base().color())
@@ -133,6 +127,25 @@ class WaveformView(QWidget):
             p.setPen(QPen(QColor("#e8a33d"), 1.5))
             xp = self._x_of(self._playhead)
             p.drawLine(QPointF(xp, r.top()), QPointF(xp, r.bottom()))
+
+    def _draw_trace(self) -> QPixmap:
+        """The envelope as one vertical line per pixel column, into a transparent pixmap."""
+        pixmap = QPixmap(self.size())
+        pixmap.fill(Qt.GlobalColor.transparent)
+        r = self._plot_rect()
+        columns = max(1, int(r.width()))
+        lows, highs = self._envelope_for(columns)
+        peak = max(float(np.abs(self._samples).max()), 1e-6)
+        mid, half = r.center().y(), r.height() / 2 * 0.92
+        tops = mid - highs / peak * half
+        bottoms = mid - lows / peak * half + 0.5
+        xs = r.left() + np.arange(columns) + 0.5
+        lines = [QLineF(x, top, x, bottom) for x, top, bottom in zip(xs.tolist(), tops.tolist(), bottoms.tolist(), strict=True)]
+        painter = QPainter(pixmap)
+        painter.setPen(QPen(self.palette().highlight().color(), 1))
+        painter.drawLines(lines)
+        painter.end()
+        return pixmap
 
     # --- dragging the handles -----------------------------------------------------------------------
     def _handle_near(self, x: float) -> str | None:

@@ -1,0 +1,66 @@
+"""Shared pieces of the window tests: the real engine on the CPU (loaded once) and a spoken prompt."""
+
+from __future__ import annotations
+
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+from pytestqt.qtbot import QtBot
+
+from voicedesk.ui import jobs
+from voicedesk.ui.main_window import MainWindow
+from voicedesk.ui.worker import Job
+
+PROMPT_TEXT = "The weather was lovely, so we walked down to the harbour and watched the boats."
+
+
+def load_cpu_engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
+    """The real Kokoro engine on the CPU, loaded as the window loads it (same job, same warm-up),
+    with the converted weights in the session's shared cache."""
+    cache = tmp_path_factory.getbasetemp() / "shared-cache"
+    cache.mkdir(exist_ok=True)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("VOICEDESK_CACHE", str(cache))
+        patch.setenv("VOICEDESK_HOME", str(tmp_path_factory.mktemp("engine-home")))
+        load = jobs.load_engine("cpu")
+        while True:
+            try:
+                next(load)
+            except StopIteration as done:
+                return done.value
+
+
+def speak_prompt(folder: Path, voice: str = "mb-us1", text: str = PROMPT_TEXT) -> Path:
+    """A ~3.5 s prompt spoken by an MBROLA voice (real recorded diphones, so a real timbre)."""
+    path = folder / f"{voice}.wav"
+    subprocess.run(["espeak-ng", "-v", voice, "-w", str(path), text], check=True, timeout=60)
+    return path
+
+
+def open_window(qtbot: QtBot, engine: Any | None) -> MainWindow:
+    """A shown main window; with `engine`, that already-loaded engine is handed to it."""
+    window = MainWindow(device="cpu")
+    qtbot.addWidget(window)  # closed at teardown if a test fails before closing it
+    window.show()
+    qtbot.waitExposed(window)
+    if engine is not None:
+        window.start_engine(engine)
+    qtbot.waitUntil(lambda: not window.context.busy, timeout=30_000)  # the GPU status probe
+    return window
+
+
+def close_window(window: MainWindow) -> float:
+    """Close like the user does; returns the seconds it took (the worker is stopped and waited for)."""
+    began = time.perf_counter()
+    window.close()
+    assert not window.worker.running
+    return time.perf_counter() - began
+
+
+def wait_job(qtbot: QtBot, job: Job | None, timeout_s: float) -> None:
+    assert job is not None, "the job did not start"
+    qtbot.waitUntil(lambda: job.done, timeout=int(timeout_s * 1000))
+    qtbot.wait(50)  # let the queued result/finished signals reach the panels
