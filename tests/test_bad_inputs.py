@@ -22,7 +22,7 @@ import soundfile as sf
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tools.make_bad_corpus import Case, build_prompt_corpus, build_voice_corpus, speech
+from tools.make_bad_corpus import BAD_TEXTS, Case, build_prompt_corpus, build_voice_corpus, speech
 from voicedesk.cli import main as cli_main
 from voicedesk.core.audio.intake import MAX_PROMPT_SECONDS, Prompt, load_prompt
 from voicedesk.core.errors import InputError
@@ -127,6 +127,49 @@ def test_cli_without_traceback_in_a_real_process(voice_corpus: dict[str, Path], 
         )
         assert result.returncode == 2 and result.stderr.startswith("Error: ")
         assert "Traceback" not in result.stderr and result.stdout == ""
+
+
+def test_prompts_the_clone_command_must_refuse(prompt_corpus: list[Case], voicedesk_home: Path) -> None:
+    """`voicedesk clone` reads the prompt before loading the model, so refusals are quick and clean."""
+    import importlib.util
+
+    if importlib.util.find_spec("voicedesk.cli.clone_cmd") is None:
+        pytest.skip("the clone command is not part of this build")
+    for case in prompt_corpus:
+        if case.ok:
+            continue  # accepted prompts would start a real fit; intake is checked above
+        code, err = run_cli("clone", str(case.path), "--name", "corpus-voice", "--steps", "1")
+        assert code == 2, f"{case.path.name}: exit {code}, {err}"
+        assert err.startswith("Error: ") and "Traceback" not in err and case.expect in err.lower(), err
+    assert list((voicedesk_home / "data" / "voices").iterdir()) == []
+
+
+@pytest.mark.parametrize("language", ["en", "ja", "zh"])
+def test_bad_texts_through_the_text_front_end(language: str) -> None:
+    from voicedesk.core.text import phonemize
+
+    for name, text in BAD_TEXTS.items():
+        if name == "hundred-thousand-chars" and language != "en":
+            continue  # one language is enough for the long one (about 10 s on two cores)
+        started = time.perf_counter()
+        try:
+            chunks = phonemize(text, language)
+        except InputError as exc:
+            assert name in {"empty", "whitespace", "emoji-only"}, f"{name}: {exc}"
+            assert str(exc).strip()
+        else:
+            assert name not in {"empty", "whitespace", "emoji-only"}
+            assert chunks and all(chunk.phonemes for chunk in chunks)
+        limit = 60.0 if name == "hundred-thousand-chars" else TIME_LIMIT_S
+        assert time.perf_counter() - started < limit, name
+
+
+def test_unspeakable_texts_through_the_say_command(tmp_path: Path) -> None:
+    out = tmp_path / "line.wav"
+    for name in ("empty", "whitespace", "emoji-only"):
+        code, err = run_cli("say", "--voice", "jf_alpha", "--text", BAD_TEXTS[name], "-o", str(out))
+        assert code == 2 and err.startswith("Error: ") and "Traceback" not in err, (name, err)
+        assert not out.exists()
 
 
 # -- fuzzing ------------------------------------------------------------------------------------
