@@ -102,3 +102,34 @@ def test_disk_full_injected_at_the_write_keeps_the_existing_file(tmp_path: Path,
         write_wav(target, tone(2.0), 24000)
     assert target.read_bytes() == before
     assert [p.name for p in tmp_path.iterdir()] == ["take.wav"]
+
+
+_EXPORTER = """
+import sys, numpy as np
+from voicedesk.core.audio.export import write_wav
+t = np.arange(24000 * 20) / 24000
+long = (0.5 * np.sin(2 * np.pi * 220 * t)).astype(np.float32)
+print("ready", flush=True)
+while True:
+    write_wav(sys.argv[1], long, 24000, target_rate=48000, subtype="FLOAT")
+"""
+
+
+def test_killed_mid_export_leaves_the_old_file_or_the_new_one(tmp_path: Path) -> None:
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    target = tmp_path / "take.wav"
+    write_wav(target, tone(0.2), 24000)
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    for delay in (0.1, 0.3, 0.6):
+        proc = subprocess.Popen([sys.executable, "-c", _EXPORTER, str(target)], stdout=subprocess.PIPE, env=env)
+        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
+        time.sleep(delay)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait(timeout=10)
+        info = sf.info(target)  # always a whole file: the first short one or a complete long one
+        assert (info.frames, info.samplerate) in {(4800, 24000), (960000, 48000)}
+        assert sf.read(target)[0].shape[0] == info.frames
