@@ -241,6 +241,7 @@ def test_a_pytorch_that_cannot_load_is_reported_not_raised() -> None:
     assert found.state is State.FAIL
     assert "Visual C++ Redistributable" in found.fix
     assert next(r.value for r in report.rows if r.topic == "torch") == "could not be loaded"
+    assert "CUDA unknown (PyTorch could not be loaded)" in summary_line(report)
     assert choose_device("auto", report=report).reason == "PyTorch could not be loaded"
 
 

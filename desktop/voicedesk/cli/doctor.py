@@ -41,7 +41,9 @@ def run(args: argparse.Namespace) -> int:
         return 0
 
     self_test = None
-    if args.self_test:
+    if args.self_test and report.torch.error:
+        print("The self-test needs PyTorch, which could not be loaded; see the report.", file=sys.stderr)
+    elif args.self_test:
         from voicedesk.core.gpu.selftest import run_self_test
         from voicedesk.core.gpu.workloads import default_workload
 

@@ -130,7 +130,10 @@ def summary_line(report: ProbeReport) -> str:
         gpu = report.driver.gpus[0].name
     else:
         gpu = "none (no NVIDIA driver)" if not report.driver.found else "none"
-    cuda = report.torch.cuda_runtime or "none (CPU-only PyTorch)"
+    if report.torch.error:
+        cuda = "unknown (PyTorch could not be loaded)"
+    else:
+        cuda = report.torch.cuda_runtime or "none (CPU-only PyTorch)"
     cudnn = compat.cudnn_text(report.torch.cudnn_version) if report.torch.cudnn_available else "none"
     if report.torch.cudnn_error:
         cudnn = "wrong version loaded"
