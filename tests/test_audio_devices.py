@@ -186,3 +186,20 @@ def test_no_sound_server_means_a_clear_no_microphone_message() -> None:
     lines = result.stdout.strip().splitlines()
     assert len(lines) == 2 and "No microphone found" in lines[0] and "No audio output found" in lines[1]
     assert "Traceback" not in result.stderr
+
+
+def test_busy_devices_give_advice(pulse_server: PulseServer, monkeypatch: pytest.MonkeyPatch) -> None:
+    """PulseAudio never reports a busy device, so the PortAudio error is injected where streams open."""
+    sd = devices.sounddevice()
+
+    def busy(*args: object, **kwargs: object) -> None:
+        raise sd.PortAudioError("Error opening InputStream: Device unavailable [PaErrorCode -9985]")
+
+    monkeypatch.setattr(sd, "InputStream", busy)
+    monkeypatch.setattr(sd, "OutputStream", busy)
+    with pytest.raises(AudioDeviceError, match="is busy .*close that program or choose another device"):
+        Recorder().start()
+    player = Player()
+    with pytest.raises(AudioDeviceError, match="is busy"):
+        player.play(sine(440, 0.1), 48000)
+    assert not player.playing and player.problem is not None
