@@ -253,3 +253,16 @@ def test_cudnn_version_mismatch_at_load_time() -> None:
     assert codes(report)["cudnn-mismatch"] is State.FAIL
     assert "LD_LIBRARY_PATH" in diagnosis(report, "cudnn-mismatch").fix
     assert "cuDNN wrong version loaded" in summary_line(report)
+
+
+def test_cudnn_failure_with_full_memory_points_at_the_memory() -> None:
+    error = RuntimeError("cuDNN error: CUDNN_STATUS_NOT_INITIALIZED")
+    nvml = FakeNvml(gpus=[FakeGpu("NVIDIA GeForce RTX 4060", (8, 9), total=8 * 2**30, used=7_900 * 2**20)])
+    report = probe(nvml, FakeTorch(conv=raising(error, only_with_cudnn=True)))
+    assert "nearly full (7900 of 8192 MiB in use)" in diagnosis(report, "cudnn-init").message
+
+
+def test_cudnn_allocation_failure_counts_as_out_of_memory() -> None:
+    error = RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED")
+    report = probe(FakeNvml(), FakeTorch(conv=raising(error)))
+    assert "oom" in codes(report) and "cudnn-init" not in codes(report)

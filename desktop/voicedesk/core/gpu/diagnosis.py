@@ -17,14 +17,14 @@ CPU_SPEED = (
     "0.1 s on a recent NVIDIA GPU, and fitting a cloned voice takes minutes instead of about 20 seconds"
 )
 
-# Driver and GPU checks on the CPU-only path; also the wording the summary line uses.
+# The reason the summary line and the badge give when there is no driver.
 NO_DRIVER_REASON = "no NVIDIA driver found"
 
 
 def classify_error(error_type: str | None, error_text: str | None) -> str:
     """Sort an exception from the GPU check into the failure it signals."""
     text = (error_text or "").lower()
-    if error_type == "OutOfMemoryError" or "out of memory" in text:
+    if error_type == "OutOfMemoryError" or "out of memory" in text or "cudnn_status_alloc_failed" in text:
         return "oom"
     if "no kernel image" in text or "not compatible with the current pytorch" in text:
         return "no-kernel"
@@ -75,7 +75,7 @@ def diagnose(
     _gpu(found, driver, build, devices, has_nvidia_gpu)
     _torch(found, build, driver_cuda, has_nvidia_gpu, gpu_name)
     _cuda(found, driver, build, cuda, runtime, driver_cuda, failure, has_nvidia_gpu)
-    _cudnn(found, build, check, failure, runtime, driver_cuda, gpu_name)
+    _cudnn(found, driver, build, check, failure, runtime, gpu_name)
     _check(found, driver, check, failure, devices, gpu_name)
     _precision(found, devices, check)
     _device(found, check, gpu_name)
@@ -292,11 +292,11 @@ def _cuda(
 
 def _cudnn(
     found: _Findings,
+    driver: DriverInfo,
     build: TorchBuild,
     check: GpuCheck,
     failure: str | None,
     runtime: tuple[int, int] | None,
-    driver_cuda: tuple[int, int] | None,
     gpu_name: str,
 ) -> None:
     if runtime is None:
@@ -313,7 +313,12 @@ def _cudnn(
     if failure == "cudnn":
         works = (" The GPU itself works: the same convolution ran with cuDNN switched off."
                  if check.passed_without_cudnn else "")
-        target = compat.torch_cuda_for(driver_cuda)
+        target = compat.torch_cuda_for(compat.nvml_cuda(driver.cuda_version))
+        full = [g for g in driver.gpus if g.memory_used_mib > 0.9 * g.memory_total_mib]
+        if full:
+            # cuDNN reports a failed start when it cannot get memory for its handle.
+            works += (f" The GPU's memory is nearly full ({full[0].memory_used_mib} of {full[0].memory_total_mib} "
+                      "MiB in use), the most common cause: close other programs using it (`nvidia-smi` lists them).")
         found.add("cudnn-init", "cudnn", State.FAIL,
                   f"cuDNN {version} could not start on the {gpu_name} ({first_line(check.error_text)}).{works}",
                   "Most often another CUDA or cuDNN copy on the library search path shadows the one "
