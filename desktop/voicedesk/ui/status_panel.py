@@ -95,10 +95,10 @@ class StatusPanel(QWidget):
         self._jobs: list[Any] = []  # keep handles alive until they finish
 
         self.details = self._build_details()
-        self.badge = QPushButton("GPU: checking…")
+        self.badge = QPushButton("GPU status")
         self.badge.setObjectName("deviceBadge")
         self.badge.setFlat(True)
-        self.badge.setToolTip("GPU, CUDA and cuDNN status")
+        self.badge.setToolTip("Click for the GPU, CUDA and cuDNN report")
         outer = QVBoxLayout(self)
         outer.setContentsMargins(0, 0, 0, 0)
         self.compact = isinstance(parent, QMainWindow) if compact is None else compact
