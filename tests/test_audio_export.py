@@ -12,6 +12,7 @@ import pytest
 import soundfile as sf
 
 from tools.filesystems import readonly_folder, small_tmpfs
+from tools.processes import kill_while_writing
 from voicedesk.core.audio.export import ExportError, write_wav
 from voicedesk.core.errors import InputError
 
@@ -116,20 +117,9 @@ while True:
 
 
 def test_killed_mid_export_leaves_the_old_file_or_the_new_one(tmp_path: Path) -> None:
-    import signal
-    import subprocess
-    import sys
-    import time
-
     target = tmp_path / "take.wav"
     write_wav(target, tone(0.2), 24000)
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    for delay in (0.1, 0.3, 0.6):
-        proc = subprocess.Popen([sys.executable, "-c", _EXPORTER, str(target)], stdout=subprocess.PIPE, env=env)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+    for _ in kill_while_writing(_EXPORTER, [str(target)], (0.1, 0.3, 0.6)):
         info = sf.info(target)  # always a whole file: the first short one or a complete long one
         assert (info.frames, info.samplerate) in {(4800, 24000), (960000, 48000)}
         assert sf.read(target)[0].shape[0] == info.frames

@@ -4,9 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -14,6 +11,7 @@ import numpy as np
 import pytest
 import soundfile as sf
 
+from tools.processes import kill_while_writing
 from voicedesk.core.errors import InputError
 from voicedesk.core.library.scan import STALE_SECONDS
 from voicedesk.core.library.takes import TakeHistory
@@ -84,13 +82,7 @@ while True:
 
 
 def test_killed_mid_write_leaves_a_consistent_history(tmp_path: Path) -> None:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    for delay in (0.2, 0.45, 0.7):
-        proc = subprocess.Popen([sys.executable, "-c", _WRITER, str(tmp_path)], stdout=subprocess.PIPE, env=env)
-        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+    for _ in kill_while_writing(_WRITER, [str(tmp_path)], (0.2, 0.45, 0.7)):
         history = TakeHistory(tmp_path)
         scan = history.scan()
         assert scan.problems == [] and scan.items

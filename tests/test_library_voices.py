@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import os
-import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from tools.processes import kill_while_writing
 from voicedesk.core.errors import InputError
 from voicedesk.core.library import voicefile
 from voicedesk.core.library.names import check_name, suggest_name
@@ -208,16 +206,7 @@ while True:
 def test_killed_mid_write_leaves_a_consistent_library(tmp_path: Path) -> None:
     """SIGKILL a process that saves, renames and deletes in a loop; every voice left must load."""
     root = tmp_path / "lib"
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    for delay in (0.3, 0.55, 0.8):
-        proc = subprocess.Popen(
-            [sys.executable, "-c", _WRITER, str(root), str(Path(__file__).parent)],
-            stdout=subprocess.PIPE, env=env,
-        )
-        assert proc.stdout is not None and proc.stdout.readline().strip() == b"ready"
-        time.sleep(delay)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=10)
+    for _ in kill_while_writing(_WRITER, [str(root), str(Path(__file__).parent)], (0.3, 0.55, 0.8)):
         library = VoiceLibrary(root)
         scan = library.scan()
         assert scan.problems == [], scan.problems
