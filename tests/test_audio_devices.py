@@ -203,3 +203,20 @@ def test_busy_devices_give_advice(pulse_server: PulseServer, monkeypatch: pytest
     with pytest.raises(AudioDeviceError, match="is busy"):
         player.play(sine(440, 0.1), 48000)
     assert not player.playing and player.problem is not None
+
+
+def test_output_vanishing_mid_playback_is_reported(pulse_server: PulseServer) -> None:
+    doomed = PulseServer()
+    doomed.start()
+    saved = {key: os.environ[key] for key in doomed.env()}
+    os.environ.update(doomed.env())
+    try:
+        player = Player()
+        player.play(sine(440, 20.0, rate=24000), 24000)
+        wait_until(lambda: player.position > 0.5)
+        doomed.stop()
+        assert player.wait(timeout=10), "the player did not notice the output was gone"
+    finally:
+        os.environ.update(saved)
+        doomed.stop()
+    assert player.problem is not None and "stopped" in player.problem and not player.playing

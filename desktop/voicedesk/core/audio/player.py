@@ -70,6 +70,12 @@ class Player:
                 self._silent = 0
 
     def _finished(self) -> None:
+        if self._chunks:  # ended with audio still queued: the device went away
+            self.problem = (
+                f"The audio output '{self.device.name}' stopped (unplugged or taken by another program); "
+                "reconnect it or choose another output, then play again."
+            )
+            self._chunks.clear()
         self._ended.set()
 
     # -- control -------------------------------------------------------------------------------
@@ -138,11 +144,11 @@ class Player:
 
     def stop(self) -> None:
         """Stop at once and forget what was queued."""
-        self._close_stream()
-        with self._lock:
+        with self._lock:  # cleared first, so the stream's end is not mistaken for a lost device
             self._chunks.clear()
             self._offset = 0
             self._played = 0
+        self._close_stream()
         self._ended.set()
 
     def close(self) -> None:
