@@ -48,7 +48,10 @@ def sounddevice() -> Any:
 
 
 def rescan() -> None:
-    """Restart PortAudio so devices (or a sound server) that appeared since start-up are seen."""
+    """Restart PortAudio so devices (or a sound server) that appeared since start-up are seen.
+
+    Only call it while no recorder or player has a stream open: restarting PortAudio ends them.
+    """
     sd = sounddevice()
     sd._terminate()
     sd._initialize()
