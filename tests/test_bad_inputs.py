@@ -36,6 +36,7 @@ FUZZ = settings(
     deadline=timedelta(seconds=3),
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
     derandomize=os.environ.get("VOICEDESK_FUZZ_RANDOM") is None,  # CI: the same examples every run
+    database=None,  # nothing written into the checkout
 )
 
 
