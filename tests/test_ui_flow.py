@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 from pytestqt.qtbot import QtBot
 
-from ui_support import close_window, load_cpu_engine, open_window, speak_prompt, wait_job
+from ui_support import close_window, open_window, speak_prompt, wait_job, warmed
 from voicedesk.core.library.voices import VoiceLibrary
 from voicedesk.ui.stall import StallMeter
 
@@ -25,8 +25,8 @@ log = logging.getLogger("voicedesk.tests")
 
 
 @pytest.fixture(scope="module")
-def engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    return load_cpu_engine(tmp_path_factory)
+def engine(cpu_engine: Any) -> Any:
+    return warmed(cpu_engine)
 
 
 @pytest.fixture(scope="module")

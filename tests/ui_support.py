@@ -7,7 +7,6 @@ import time
 from pathlib import Path
 from typing import Any
 
-import pytest
 from pytestqt.qtbot import QtBot
 
 from voicedesk.ui import jobs
@@ -17,20 +16,11 @@ from voicedesk.ui.worker import Job
 PROMPT_TEXT = "The weather was lovely, so we walked down to the harbour and watched the boats."
 
 
-def load_cpu_engine(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    """The real Kokoro engine on the CPU, loaded as the window loads it (same job, same warm-up),
-    with the converted weights in the session's shared cache."""
-    cache = tmp_path_factory.getbasetemp() / "shared-cache"
-    cache.mkdir(exist_ok=True)
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("VOICEDESK_CACHE", str(cache))
-        patch.setenv("VOICEDESK_HOME", str(tmp_path_factory.mktemp("engine-home")))
-        load = jobs.load_engine("cpu")
-        while True:
-            try:
-                next(load)
-            except StopIteration as done:
-                return done.value
+def warmed(engine: Any) -> Any:
+    """The session's CPU engine, warmed up as the window's loading job does it."""
+    for _ in jobs.warm_up(engine):
+        pass
+    return engine
 
 
 def speak_prompt(folder: Path, voice: str = "mb-us1", text: str = PROMPT_TEXT) -> Path:

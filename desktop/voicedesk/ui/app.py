@@ -84,6 +84,7 @@ class CrashHandler:
     def __init__(self) -> None:
         self.shown = False
         self.count = 0
+        self.dialog: QMessageBox | None = None
 
     def install(self) -> None:
         sys.excepthook = self.handle
@@ -113,6 +114,7 @@ class CrashHandler:
             f"file with a bug report:\n{logs.log_file()}",
         )
         box.setObjectName("crashDialog")
+        self.dialog = box  # kept: a parentless dialog would vanish with its last Python reference
         box.open()
 
 

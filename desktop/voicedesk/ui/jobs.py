@@ -33,16 +33,20 @@ def load_engine(device: str) -> Generator[str, None, Any]:
     from voicedesk.core.engine import Engine
 
     engine = Engine.load(device)
-    # What follows would otherwise happen at the first clone or Speak: parsing the pronunciation
-    # dictionary and starting the speaker encoders each hold the GIL for 0.1–0.5 s, which freezes
-    # the window (Python threads share one interpreter lock); during loading nobody is waiting.
+    yield from warm_up(engine)
+    return engine
+
+
+def warm_up(engine: Any) -> Generator[str, None, None]:
+    """Do now what would otherwise happen at the first clone or Speak: parsing the pronunciation
+    dictionary and starting the speaker encoders each hold the GIL for 0.1–0.5 s, which freezes the
+    window (Python threads share one interpreter lock); while loading, nobody is waiting."""
     yield "Loading the English pronunciation dictionary…"
     from voicedesk.core.text import phonemize
 
     phonemize("Hello.", "en")
     yield "Loading the speaker encoders…"
     clone_tools(str(engine.device))
-    return engine
 
 
 # --- cloning ------------------------------------------------------------------------------------------

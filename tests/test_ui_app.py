@@ -1,0 +1,126 @@
+"""Starting the window (before torch), loading the engine behind it, failures as sentences, the crash handler."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from pytestqt.qtbot import QtBot
+
+from ui_support import close_window, open_window
+from voicedesk.core import logs
+from voicedesk.ui import jobs
+from voicedesk.ui.app import CrashHandler
+from voicedesk.ui.messages import user_message
+
+pytestmark = pytest.mark.gui
+
+TIME_TO_WINDOW = textwrap.dedent(
+    """
+    import json, sys, time
+    began = time.perf_counter()
+    from voicedesk.ui.app import create_application
+    app = create_application()
+    from voicedesk.ui.main_window import MainWindow
+    window = MainWindow()
+    window.show()
+    app.processEvents()
+    shown_ms = (time.perf_counter() - began) * 1000
+    print(json.dumps({"shown_ms": shown_ms, "torch": "torch" in sys.modules, "visible": window.isVisible(),
+                      "title": window.windowTitle()}))
+    window.close()
+    """
+)
+
+
+def test_the_window_appears_before_torch_is_imported(tmp_path: Path) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen", "VOICEDESK_HOME": str(tmp_path)}
+    out = subprocess.run(
+        [sys.executable, "-c", TIME_TO_WINDOW], env=env, capture_output=True, text=True, timeout=120, check=True
+    )
+    report = json.loads(out.stdout.strip().splitlines()[-1])
+    print(f"\n[ui] time to window: {report['shown_ms']:.0f} ms (offscreen, torch imported: {report['torch']})")
+    assert report["visible"] and report["title"] == "VoiceDesk"
+    assert report["torch"] is False, "building the window imported torch"
+    assert report["shown_ms"] < 5000
+
+
+def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) -> None:
+    window = open_window(qtbot, None)
+    window.start_engine()
+    assert window.statusBar().currentMessage() == jobs.LOADING_ENGINE
+    assert not window.clone.clone_button.isEnabled() and not window.speak.speak_button.isEnabled()
+    qtbot.waitUntil(lambda: window.context.engine is not None, timeout=300_000)
+    assert window.device_label.text() == "Device: CPU"
+    assert {"jf_alpha", "jm_kumo"} <= {entry.name for entry in window.voices.entries}
+    assert window.speak.voice_label.text().startswith("Voice: ")
+    close_window(window)
+
+
+def test_an_engine_that_cannot_load_says_what_to_do(qtbot: QtBot) -> None:
+    from voicedesk.ui.main_window import MainWindow
+
+    window = MainWindow(device="cuda")  # this machine has no NVIDIA driver
+    qtbot.addWidget(window)
+    window.show()
+    window.start_engine()
+    qtbot.waitUntil(lambda: "did not load" in window.statusBar().currentMessage(), timeout=60_000)
+    message = window.statusBar().currentMessage()
+    assert "no NVIDIA driver" in message and "What to do" in message and "Traceback" not in message
+    assert window.device_label.text() == "Device: none"
+    close_window(window)
+
+
+def test_a_bad_prompt_is_explained_beside_the_waveform(qtbot: QtBot, tmp_path: Path) -> None:
+    import soundfile as sf
+
+    silent = tmp_path / "silent.wav"
+    sf.write(silent, np.zeros(48000 * 3, np.float32), 48000)
+    window = open_window(qtbot, None)
+    assert not window.prompt.import_file(silent)
+    assert "silent" in window.prompt.notices.text()
+    assert window.prompt.notices.property("state") == "error"
+    assert window.prompt.prompt is None and not window.clone.clone_button.isEnabled()
+    not_audio = tmp_path / "notes.wav"
+    not_audio.write_text("this is not audio")
+    assert not window.prompt.import_file(not_audio)
+    assert "could not be read as audio" in window.prompt.notices.text()
+    close_window(window)
+
+
+def test_unexpected_errors_become_a_sentence_pointing_at_the_log() -> None:
+    text = user_message(KeyError("style"))
+    assert "KeyError" in text and str(logs.log_file()) in text and "Try again" in text
+
+
+def test_the_crash_handler_logs_the_trace_and_shows_one_dialog(qtbot: QtBot) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    logs.setup_logging()
+    handler = CrashHandler()
+    handler.install()
+    try:
+        for _ in range(2):
+            try:
+                raise ZeroDivisionError("style row out of range")
+            except ZeroDivisionError as exc:
+                sys.excepthook(type(exc), exc, exc.__traceback__)
+    finally:
+        handler.uninstall()
+    for h in logging.getLogger("voicedesk").handlers:
+        h.flush()
+    text = logs.log_file().read_text(encoding="utf-8")
+    assert "Traceback" in text and "ZeroDivisionError: style row out of range" in text
+    dialogs: list[Any] = [w for w in QApplication.topLevelWidgets() if w.objectName() == "crashDialog"]
+    assert len(dialogs) == 1 and handler.count == 2
+    assert isinstance(dialogs[0], QMessageBox) and str(logs.log_file()) in dialogs[0].text()
+    dialogs[0].close()
+    dialogs[0].deleteLater()
