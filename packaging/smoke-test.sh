@@ -16,10 +16,9 @@ log="$work/self-test.log"
 set +e
 env -u VOICEDESK_CACHE VOICEDESK_HOME="$work/home" QT_QPA_PLATFORM=offscreen \
   HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 \
-  "$exe" --self-test --report "$work/report.json" >"$log" 2>&1
-rc=$?
+  "$exe" --self-test --out "$work/out" --report "$work/report.json" 2>&1 | tee "$log"
+rc=${PIPESTATUS[0]}
 set -e
-cat "$log"
 if [ "$rc" -ne 0 ]; then
   echo "FAIL: frozen self-test exited $rc" >&2
   exit 1
