@@ -43,31 +43,27 @@ from voicedesk.core.clone.fit import (  # noqa: E402
     row_index,
 )
 
-# Lever configurations, cumulative: each adds one idea to the one before (see the doc's table).
+# Lever configurations, cumulative: each adds one idea to the one before (docs/benchmarks/clone-dev.md).
 BASELINE = FitSettings(
     steps=20, seconds=600, mixture=False, pitch_penalty=0.0, pitch_weight=0.0, augment=False,
-    sentences_per_step=1, lr_timbre=0.1, lr_prosody=0.1, reg_weight=0.01, patience=99, check_every=5,
+    sentences_per_step=1, join_sentences=False, lr_timbre=0.1, lr_prosody=0.1, reg_weight=0.01,
+    start_temperature=0.02, patience=99, check_every=5,
 )
+_B = replace(BASELINE, mixture=True, pitch_penalty=0.5)
+_C = replace(_B, pitch_weight=1.0)
+_D = replace(_C, augment=True, sentences_per_step=2, patience=2)
 CONFIGS: dict[str, FitSettings] = {
     "A-prototype": BASELINE,
-    "B-pitch-aware-mixture-start": replace(BASELINE, mixture=True, pitch_penalty=0.5),
-    "C-pitch-loss": replace(BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0),
-    "D-augment-2-sentences": replace(
-        BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0, augment=True, sentences_per_step=2
-    ),
-    "E-split-lr-self-sim": replace(
-        BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0, augment=True, sentences_per_step=2,
-        lr_prosody=0.03, self_weight=0.5,
-    ),
-    "F-stronger-reg": replace(
-        BASELINE, mixture=True, pitch_penalty=0.5, pitch_weight=1.0, augment=True, sentences_per_step=2,
-        lr_prosody=0.03, self_weight=0.5, reg_weight=0.05,
-    ),
-    # The product default (D's levers, short fitting sentences), a faster and a longer variant.
+    "B-pitch-aware-mixture-start": _B,
+    "C-pitch-loss": _C,
+    "D-augment-2-sentences": _D,
+    "D1-one-sentence": replace(_D, sentences_per_step=1),
+    "E-joined-sentences": replace(_D, join_sentences=True),
+    "S1-split-lr-self-sim": replace(_D, lr_prosody=0.03, self_weight=0.5),
+    "S1-stronger-reg": replace(_D, lr_prosody=0.03, self_weight=0.5, reg_weight=0.05),
+    # The product default: E's levers with the prosody half kept a mixture of the stock voices'.
     "default": FitSettings(seconds=600),
-    "default-1-sentence": FitSettings(seconds=600, sentences_per_step=1),
     "default-40-steps": FitSettings(seconds=600, steps=40),
-    "default-joined": FitSettings(seconds=600, join_sentences=True),
 }
 
 

@@ -2,18 +2,19 @@
 
 How (each choice measured on the development voices, docs/benchmarks/clone-dev.md):
 - Start: every stock voice speaks one fitting sentence; each is scored by GE2E similarity to the
-  prompt minus a penalty for pitch distance (GE2E alone ties a low male voice with female ones).
-  The start is a softmax mixture of the stock voices by that score, and the mixture weights stay
-  free during the fit, so the search moves inside the stock voices' span as well as off it.
-- The fitted style keeps the start's per-length rows: style[L] = mixture[L] + delta, so a clone
-  speaks long and short lines as naturally as the stock voices do. Only `delta` (256 numbers) and
-  the mixture weights are optimised; timbre and prosody halves have their own learning rates.
-- Loss per step, over a few short fitting sentences: 1 - cos(GE2E(speech), GE2E(prompt)), plus a
-  pitch term pulling the predicted F0's log-mean toward the prompt's median pitch (Kokoro's
-  harmonic source takes F0 without gradient, so the encoder loss alone never moves pitch), plus an
-  L2 pull of `delta` toward zero. Speech is randomly cropped, scaled and noised before the encoder.
-- A sentence never used for gradients is spoken every few steps; the best style by its GE2E
-  similarity is kept (early stopping when it stops improving).
+  prompt minus a penalty per octave of pitch distance (GE2E alone ties a low male voice with
+  female ones). The start is a softmax mixture of the stock voices by that score.
+- The style keeps the stock voices' per-length rows: style[L] = mix_t·stock[L] (timbre half)
+  and mix_p·stock[L] (prosody half), plus a free `delta` on the timbre half. The two mixtures'
+  weights and `delta` are optimised. The prosody half gets no free delta by default: durations
+  take no gradient, and a free prosody half drifted into very slow, slurred speech (WER 35-64 %).
+- Loss per step, on two short fitting sentences spoken as one utterance: 1 - cos(GE2E(speech),
+  GE2E(prompt)), plus a pitch term pulling the predicted F0's log-mean toward the prompt's
+  median pitch (Kokoro's harmonic source takes F0 without gradient, so the encoder loss alone
+  never moves pitch), plus an L2 pull of `delta` toward zero. Speech is randomly cropped, scaled
+  and noised before the encoder, so the fit cannot lean on one waveform's quirks.
+- A sentence never used for gradients is spoken every few steps; the best fitted state by its
+  GE2E similarity is kept, and the fit stops early when it stops improving.
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
@@ -64,16 +65,16 @@ class FitSettings:
     seconds: float = 60.0  # wall-time budget for the whole clone, preparation and report included
     seed: int = 0
     lr_timbre: float = 0.1
-    lr_prosody: float = 0.1
+    lr_prosody: float = 0.0  # 0: the prosody half stays a mixture of the stock voices' (see fit_voice)
     lr_mixture: float = 0.1
     sentences_per_step: int = 2
-    join_sentences: bool = False  # speak a step's sentences as one utterance: one forward instead of several
+    join_sentences: bool = True  # speak a step's sentences as one utterance: one forward instead of several
     pitch_weight: float = 1.0
     reg_weight: float = 0.01
     self_weight: float = 0.0  # KVoiceWalk's self-similarity across two texts
     augment: bool = True
     mixture: bool = True
-    start_temperature: float = 0.02
+    start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     check_every: int = 5
@@ -216,7 +217,10 @@ def fit_voice(
         return resample_24k_to_16k(out.audio), out.f0
 
     def row(mix: torch.Tensor, delta: torch.Tensor, n: int) -> torch.Tensor:
-        base = torch.einsum("v,vd->d", mix, rows[:, row_index(n, rows.shape[1])])
+        """Style row for `n` phonemes: per-half mixture [V, 256] of the stock rows, plus `delta`."""
+        if mix.dim() == 1:
+            mix = mix[:, None].expand(-1, 256)
+        base = (mix * rows[:, row_index(n, rows.shape[1])]).sum(0)
         return (base + delta).unsqueeze(0)
 
     def pitch_of(f0: torch.Tensor) -> torch.Tensor | None:
@@ -228,12 +232,14 @@ def fit_voice(
     with _fitting_mode(model, ge2e, cfg.source_grad):
         # Rank the stock voices on the first fitting sentence.
         t0 = time.perf_counter()
-        scores = []
+        scores: list[float] = []
+        stock_sims: list[float] = []
         with torch.no_grad():
             for v in range(len(names)):
                 onehot = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
                 wav, f0 = speak(row(onehot, torch.zeros(256, device=device), sentences[0].n_phonemes), sentences[0])
                 sim = float(ge2e.embed([wav])[0] @ target)
+                stock_sims.append(sim)
                 lp = pitch_of(f0)
                 distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
                 scores.append(sim - cfg.pitch_penalty * distance)
@@ -245,19 +251,24 @@ def fit_voice(
             weights = torch.nn.functional.one_hot(score_t.argmax(), len(names)).to(rows)
         start_mix = {n: float(w) for n, w in zip(names, weights, strict=True) if float(w) >= 0.005}
 
-        logits = torch.log(weights.clamp_min(1e-4)).clone().requires_grad_(cfg.mixture)
+        # Separate mixture weights for the timbre and prosody halves; a free delta on the timbre half
+        # (and on prosody only if asked: a free prosody half drifted into very slow, slurred speech,
+        # since durations take no gradient and nothing held them).
+        start_logits = torch.log(weights.clamp_min(1e-4))
+        logits_t = start_logits.clone().requires_grad_(cfg.mixture)
+        logits_p = start_logits.clone().requires_grad_(cfg.mixture)
         d_timbre = torch.zeros(TIMBRE, device=device, requires_grad=True)
-        d_prosody = torch.zeros(256 - TIMBRE, device=device, requires_grad=True)
-        groups: list[dict[str, Any]] = [
-            {"params": [d_timbre], "lr": cfg.lr_timbre},
-            {"params": [d_prosody], "lr": cfg.lr_prosody},
-        ]
+        d_prosody = torch.zeros(256 - TIMBRE, device=device, requires_grad=cfg.lr_prosody > 0)
+        groups: list[dict[str, Any]] = [{"params": [d_timbre], "lr": cfg.lr_timbre}]
+        if cfg.lr_prosody > 0:
+            groups.append({"params": [d_prosody], "lr": cfg.lr_prosody})
         if cfg.mixture:
-            groups.append({"params": [logits], "lr": cfg.lr_mixture})
+            groups.append({"params": [logits_t, logits_p], "lr": cfg.lr_mixture})
         optimiser = torch.optim.Adam(groups)
 
         def current() -> tuple[torch.Tensor, torch.Tensor]:
-            return torch.softmax(logits, 0), torch.cat([d_timbre, d_prosody])
+            halves = [torch.softmax(lg, 0)[:, None].expand(-1, TIMBRE) for lg in (logits_t, logits_p)]
+            return torch.cat(halves, dim=1), torch.cat([d_timbre, d_prosody])
 
         def check_similarity() -> float:
             with torch.no_grad():
@@ -265,7 +276,7 @@ def fit_voice(
                 wav, _ = speak(row(mix, delta, check.n_phonemes), check)
                 return float(ge2e.embed([wav])[0] @ target)
 
-        ge2e_before = check_similarity()
+        ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The best fitted state by the check sentence. The start is no candidate: one noisy check
         # sentence must not undo every step (seen: a whole fit discarded after two unlucky checks).
         best_sim, (best_mix, best_delta) = ge2e_before, (t.detach().clone() for t in current())
@@ -329,7 +340,7 @@ def fit_voice(
             consider()
         ge2e_after, mix, delta = best_sim, best_mix, best_delta
         with torch.no_grad():
-            fitted = (torch.einsum("v,vld->ld", mix, rows) + delta).cpu().numpy().astype(np.float32)
+            fitted = ((mix[:, None, :] * rows).sum(0) + delta).cpu().numpy().astype(np.float32)
             start_style = torch.einsum("v,vld->ld", weights, rows)
             prompt_vec = judge.embed(prompt)
             before_wav, _ = speak(start_style[row_index(check.n_phonemes, rows.shape[1])].unsqueeze(0), check)
