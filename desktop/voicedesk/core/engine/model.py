@@ -174,20 +174,22 @@ class KokoroModel(nn.Module):
     ) -> torch.Tensor:
         # Kokoro's Generator.forward, except for how the harmonic source is made (see the module doc).
         gen = self.decoder.generator
+        # Without autograd the vocoder's residual blocks run in place (same arithmetic, fewer big copies).
+        resblock = _call_module if torch.is_grad_enabled() else _resblock_in_place
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.source_grad):
             f0_up = gen.f0_upsamp(f0[:, None]).transpose(1, 2)  # [1, samples, 1]
             source = self._harmonic_source(f0_up, rng).transpose(1, 2).squeeze(1)
             har = self._source_spectrum(source)
         for i in range(gen.num_upsamples):
             x = F.leaky_relu(x, negative_slope=0.1)
-            x_source = gen.noise_res[i](gen.noise_convs[i](har), timbre)
+            x_source = resblock(gen.noise_res[i], gen.noise_convs[i](har), timbre)
             x = gen.ups[i](x)
             if i == gen.num_upsamples - 1:
                 x = gen.reflection_pad(x)
             x = x + x_source
-            xs = gen.resblocks[i * gen.num_kernels](x, timbre)
+            xs = resblock(gen.resblocks[i * gen.num_kernels], x, timbre)
             for j in range(1, gen.num_kernels):
-                xs = xs + gen.resblocks[i * gen.num_kernels + j](x, timbre)
+                xs = xs + resblock(gen.resblocks[i * gen.num_kernels + j], x, timbre)
             x = xs / gen.num_kernels
         x = gen.conv_post(F.leaky_relu(x))
         half = gen.post_n_fft // 2 + 1
@@ -260,6 +262,37 @@ def load_model(device: str | torch.device = "cpu") -> KokoroModel:
             f"unexpected); delete {weights.cache_path().parent} and run again."
         )
     return model.to(device)
+
+
+def _call_module(block: nn.Module, x: torch.Tensor, style: torch.Tensor) -> torch.Tensor:
+    out: torch.Tensor = block(x, style)
+    return out
+
+
+def _resblock_in_place(block: Any, x: torch.Tensor, style: torch.Tensor) -> torch.Tensor:
+    """Kokoro's AdaINResBlock1.forward for inference: temporaries are reused instead of reallocated."""
+    layers = zip(
+        block.convs1, block.convs2, block.adain1, block.adain2, block.alpha1, block.alpha2, strict=True
+    )
+    for conv1, conv2, adain1, adain2, alpha1, alpha2 in layers:
+        xt = conv1(_snake_(_adain(adain1, x, style), alpha1))
+        xt = conv2(_snake_(_adain(adain2, xt, style), alpha2))
+        x = xt.add_(x)  # xt is the fresh output of conv2; x may be shared with sibling blocks
+    return x
+
+
+def _adain(adain: Any, x: torch.Tensor, style: torch.Tensor) -> torch.Tensor:
+    # AdaIN1d: (1 + gamma) * InstanceNorm(x) + beta, gamma and beta from the style.
+    h = adain.fc(style).view(style.shape[0], -1, 1)
+    gamma, beta = torch.chunk(h, chunks=2, dim=1)
+    out: torch.Tensor = adain.norm(x)
+    return out.mul_(1 + gamma).add_(beta)
+
+
+def _snake_(x: torch.Tensor, alpha: torch.Tensor) -> torch.Tensor:
+    # Snake1D, x + sin(alpha x)^2 / alpha, writing into x.
+    wave = torch.mul(x, alpha).sin_()
+    return x.add_(wave.square_().mul_(1 / alpha))
 
 
 def _remove_weight_norm(model: nn.Module) -> None:
