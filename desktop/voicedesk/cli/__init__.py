@@ -17,7 +17,7 @@ from voicedesk.core.errors import Cancelled, VoiceDeskError
 from voicedesk.core.logs import setup_logging
 
 # Modules under voicedesk.cli, each one command (or a group of subcommands).
-COMMAND_MODULES: tuple[str, ...] = ("gui", "voices_cmd", "selftest_cmd", "doctor", "say", "clone_cmd")
+COMMAND_MODULES: tuple[str, ...] = ("gui", "voices_cmd", "selftest_cmd", "doctor", "say", "clone_cmd", "bench")
 
 log = logging.getLogger("voicedesk.cli")
 

@@ -37,6 +37,11 @@ MIN_SPEED, MAX_SPEED = 0.25, 4.0
 _EDGE_THRESHOLD = 0.01  # trim quieter lead-in/tail than this (relative to full scale)
 _EDGE_KEEP = int(0.03 * SAMPLE_RATE)  # keep this much around the speech when trimming
 _FADE = int(0.005 * SAMPLE_RATE)  # fade chunk edges so joins never click
+SHORTER_NOTICE = "The GPU ran short of memory, so this part was spoken in two shorter pieces."
+CPU_NOTICE = (
+    "The GPU ran out of memory, so VoiceDesk switched to the CPU (slower) for the rest of this session; "
+    "close other programs that use the GPU and reload the engine to use it again."
+)
 
 
 @dataclass(frozen=True)
@@ -150,37 +155,100 @@ class Engine:
     ) -> Iterator[SpeechChunk]:
         """Like `synthesize`, for text already split and phonemized by `voicedesk.core.text.phonemize`."""
         style = voices.as_style(style)
-        rng = self._rng(seed)
+        random = _Random(seed)
         for index, chunk in enumerate(chunks):
-            audio = self._speak(chunk.phonemes, style, speed, rng)
-            yield SpeechChunk(audio, chunk.text, chunk.phonemes, index, len(chunks), tuple(chunk.notices))
+            audio, notices = self._speak(chunk.phonemes, style, speed, random)
+            yield SpeechChunk(
+                audio, chunk.text, chunk.phonemes, index, len(chunks), (*chunk.notices, *notices)
+            )
 
     def synthesize_phonemes(
         self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None
     ) -> Audio:
         """Audio for one chunk of Kokoro phonemes (at most MAX_PHONEMES symbols)."""
-        return self._speak(phonemes, voices.as_style(style), speed, self._rng(seed))
+        audio, _ = self._speak(phonemes, voices.as_style(style), speed, _Random(seed))
+        return audio
 
-    def _rng(self, seed: int | None) -> torch.Generator:
-        import torch
-
-        rng = torch.Generator(device=self.device)
-        if seed is None:
-            rng.seed()
-        else:
-            rng.manual_seed(int(seed))
-        return rng
-
-    def _speak(self, phonemes: str, style: Style, speed: float, rng: torch.Generator) -> Audio:
+    def _speak(self, phonemes: str, style: Style, speed: float, random: _Random) -> tuple[Audio, tuple[str, ...]]:
+        """Audio and notices for one chunk. Out of GPU memory, the chunk is spoken again in two shorter
+        pieces; if that fails too, the engine moves to the CPU for good and speaks it there."""
         import torch
 
         check_speed(speed)
+        try:
+            return self._infer(phonemes, style, speed, random), ()
+        except torch.OutOfMemoryError:
+            log.warning("out of memory on %s speaking %d phonemes", self.device, len(phonemes), exc_info=True)
+        self._release_cached_memory()  # outside the except block: the traceback's tensors are gone now
+        pieces = _halves(phonemes)
+        if pieces:
+            try:
+                audio = join_chunks([self._infer(piece, style, speed, random) for piece in pieces], pause=0.1)
+                return audio, (SHORTER_NOTICE,)
+            except torch.OutOfMemoryError:
+                log.warning("out of memory again on %s with shorter pieces", self.device, exc_info=True)
+            self._release_cached_memory()
+        if self.device == "cpu":
+            raise ModelError(
+                "The computer ran out of memory while speaking; close other programs or speak a shorter text."
+            )
+        self.move_to_cpu(f"the GPU ran out of memory ({self.device_reason})")
+        return self._infer(phonemes, style, speed, random), (CPU_NOTICE,)
+
+    def move_to_cpu(self, reason: str) -> None:
+        """Run on the CPU from now on (in full precision)."""
+        log.warning("engine moves to the CPU: %s", reason)
+        self.model.to("cpu")
+        self.device, self.device_reason, self.fp16 = "cpu", reason, False
+        self._release_cached_memory()
+
+    def _release_cached_memory(self) -> None:
+        import torch
+
+        if torch.cuda.is_available():
+            torch.cuda.empty_cache()
+
+    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random) -> Audio:
+        """The one place that touches the device: inputs onto it, the model call, audio back."""
+        import torch
+
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
         with torch.autocast("cuda", dtype=torch.float16, enabled=self.fp16 and self.device == "cuda"):
-            out = self.model.infer(ids, ref_s, speed, rng)
+            out = self.model.infer(ids, ref_s, speed, random.on(self.device))
         audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
         return audio
+
+
+class _Random:
+    """The source's random numbers for one synthesis: one generator per device, made when first needed
+    (a generator lives on one device; after a move to the CPU the stream restarts from the same seed)."""
+
+    def __init__(self, seed: int | None) -> None:
+        self.seed = seed
+        self._generators: dict[str, torch.Generator] = {}
+
+    def on(self, device: str) -> torch.Generator:
+        import torch
+
+        if device not in self._generators:
+            rng = torch.Generator(device=device)
+            if self.seed is None:
+                self.seed = int(rng.seed())
+            else:
+                rng.manual_seed(int(self.seed))
+            self._generators[device] = rng
+        return self._generators[device]
+
+
+def _halves(phonemes: str) -> tuple[str, str] | None:
+    """Two shorter pieces of a chunk, cut at a pause or word boundary near the middle (None if too short)."""
+    from voicedesk.core.text.sentences import halve
+
+    if len(phonemes) < 8:
+        return None
+    left, right = halve(phonemes)
+    return (left, right) if left.strip() and right.strip() else None
 
 
 def check_speed(speed: float) -> None:

@@ -269,15 +269,15 @@ def _read_verified_cache(path: Path, source_sha256: str | None) -> dict[str, Flo
     return {k: np.array(v, dtype=np.float32) for k, v in load(data).items()}  # writable copies
 
 
-def load_state_dict() -> dict[str, FloatArray]:
+def load_state_dict(*, bundled: bool = True) -> dict[str, FloatArray]:
     """Float32 Kokoro weights: shipped with the app or from the verified cache, else converted from the
-    installed packages."""
+    installed packages. `bundled=False` ignores weights shipped with the app (to time a first conversion)."""
     path = cache_path()
     try:
         source_sha = expected_onnx_sha256()
     except ModelError:
         source_sha = None  # packages gone but a verified cache remains: it is still the same model
-    for candidate in (*bundled_weight_paths(), path):
+    for candidate in (*(bundled_weight_paths() if bundled else ()), path):
         cached = _read_verified_cache(candidate, source_sha)
         if cached is not None:
             log.info("Kokoro weights read from %s", candidate)
