@@ -38,7 +38,8 @@ def open_window(qtbot: QtBot, engine: Any | None) -> MainWindow:
     qtbot.waitExposed(window)
     if engine is not None:
         window.start_engine(engine)
-    qtbot.waitUntil(lambda: not window.context.busy, timeout=30_000)  # the GPU status probe
+    # The GPU status probe has run and the voice list has been filled from the event loop.
+    qtbot.waitUntil(lambda: not window.context.busy and window.voices.list.count() > 0, timeout=30_000)
     return window
 
 

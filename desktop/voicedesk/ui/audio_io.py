@@ -83,6 +83,13 @@ class AudioIO:
         return samples, int(recorder.sample_rate), str(recorder.problem or "")
 
     # --- playback -----------------------------------------------------------------------------------
+    def use_output(self, device: str) -> None:
+        """Play on `device` ("" = the system default) from the next sound on."""
+        self.store.set(settings.OUTPUT_DEVICE, device)
+        if self._player is not None:
+            self._player.close()
+            self._player = None
+
     def _output(self) -> Any:
         if self._player is None:
             from voicedesk.core.audio.player import Player

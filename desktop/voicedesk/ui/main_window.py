@@ -7,7 +7,7 @@ import importlib
 import logging
 from typing import Any
 
-from PySide6.QtCore import QByteArray, Qt, QUrl
+from PySide6.QtCore import QByteArray, Qt, QTimer, QUrl
 from PySide6.QtGui import QAction, QCloseEvent, QDesktopServices, QKeySequence
 from PySide6.QtWidgets import (
     QLabel,
@@ -60,6 +60,8 @@ class MainWindow(QMainWindow):
         self.context.engine_ready.connect(self._engine_ready)
         self.context.engine_failed.connect(self._engine_failed)
         self._restore_geometry()
+        # Saved voices are listed as soon as the window is up; stock voices join when the engine is ready.
+        QTimer.singleShot(0, self.voices.refresh)
 
     # --- layout -------------------------------------------------------------------------------------
     def _build_layout(self) -> None:
@@ -162,6 +164,7 @@ class MainWindow(QMainWindow):
         if self._engine_job is not None or self._closing:
             return
         self.prompt.refresh_devices()
+        self.takes.refresh_devices()
         self.context.audio.prepare()
         if preloaded is not None:
             self._engine_job = preloaded

@@ -40,6 +40,7 @@ class TakesPanel(Card):
         self.list = QListWidget()
         self.list.setObjectName("takeList")
         self.list.setWordWrap(True)
+        self.list.setHorizontalScrollBarPolicy(Qt.ScrollBarPolicy.ScrollBarAlwaysOff)
         self.list.currentItemChanged.connect(self._update_buttons)
         self.list.itemDoubleClicked.connect(lambda _item: self.replay())
         self.body.addWidget(self.list, 1)
@@ -68,6 +69,11 @@ class TakesPanel(Card):
         for label, subtype in DEPTHS:
             self.depth_box.addItem(label, subtype)
         self.depth_box.setCurrentIndex(max(0, self.depth_box.findData(self.store.get(settings.EXPORT_SUBTYPE))))
+        self.output_box = QComboBox()
+        self.output_box.setObjectName("outputDevice")
+        self.output_box.addItem("System default", "")
+        self.output_box.currentIndexChanged.connect(self._output_chosen)
+        form.addRow("Play on", self.output_box)
         form.addRow("Sample rate", self.rate_box)
         form.addRow("Bit depth", self.depth_box)
         self.body.addLayout(form)
@@ -79,6 +85,23 @@ class TakesPanel(Card):
 
         context.take_added.connect(self._take_added)
         self.refresh()
+
+    def refresh_devices(self) -> None:
+        """List the audio outputs (called once PortAudio may start, after the window is shown)."""
+        wanted = self.store.get(settings.OUTPUT_DEVICE)
+        self.output_box.blockSignals(True)
+        self.output_box.clear()
+        self.output_box.addItem("System default", "")
+        try:
+            for name in self.context.audio.output_devices():
+                self.output_box.addItem(name, name)
+        except VoiceDeskError as exc:
+            self.context.show_message(str(exc), 8000)
+        self.output_box.setCurrentIndex(max(0, self.output_box.findData(wanted)))
+        self.output_box.blockSignals(False)
+
+    def _output_chosen(self) -> None:
+        self.context.audio.use_output(str(self.output_box.currentData() or ""))
 
     def history(self) -> Any:
         from voicedesk.core.library.takes import TakeHistory
@@ -161,7 +184,7 @@ class TakesPanel(Card):
         try:
             written: Path = self.history().export(take, path, target_rate=rate, subtype=subtype)
         except VoiceDeskError as exc:
-            QMessageBox.warning(self, "Export", str(exc))
+            self.context.show_message(f"Export failed: {exc}", 15000)
             return None
         self.context.show_message(f"Exported {written}", 8000)
         return written

@@ -159,10 +159,11 @@ class VoicesPanel(Card):
 
     # --- actions ------------------------------------------------------------------------------------
     def _attempt(self, what: str, action: Any) -> bool:
+        """Run a library action; a refusal is shown in the status bar (no modal box to dismiss)."""
         try:
             action()
         except VoiceDeskError as exc:
-            QMessageBox.warning(self, what, str(exc))
+            self.context.show_message(f"{what}: {exc}", 15000)
             return False
         return True
 
