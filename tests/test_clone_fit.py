@@ -27,7 +27,7 @@ pytestmark = [
     pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng (tests/tools/install-system-deps.sh)"),
 ]
 # A small budget: two steps of one short sentence each, the held-out sentence checked after each.
-SMALL = FitSettings(steps=2, seconds=600, sentences_per_step=1, check_every=1, patience=3, seed=7)
+SMALL = FitSettings(steps=2, seconds=3600, sentences_per_step=1, check_every=1, patience=3, seed=7)
 
 
 @pytest.fixture(scope="module")

@@ -148,7 +148,7 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
     import torch
 
     frozen = [(p, p.requires_grad) for p in model.parameters()]
-    lstms = [m for m in model.modules() if isinstance(m, torch.nn.LSTM)]
+    lstms = [(m, m.dropout) for m in model.modules() if isinstance(m, torch.nn.LSTM)]
     old_source = getattr(model, "source_grad", False)
     cuda = next(model.parameters()).device.type == "cuda"
     try:
@@ -156,8 +156,8 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
             p.requires_grad_(False)
         model.source_grad = source_grad
         if cuda:
-            for lstm in lstms:
-                lstm.dropout = 0.0
+            for lstm, _ in lstms:
+                lstm.dropout = 0.0  # train mode must not switch dropout on between stacked layers
                 lstm.train(True)
             ge2e.set_lstm_train(True)
         yield
@@ -165,7 +165,8 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
         for p, flag in frozen:
             p.requires_grad_(flag)
         model.source_grad = old_source
-        for lstm in lstms:
+        for lstm, dropout in lstms:
+            lstm.dropout = dropout
             lstm.train(False)
         ge2e.set_lstm_train(False)
 
