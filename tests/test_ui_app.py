@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 from pytestqt.qtbot import QtBot
 
-from ui_support import close_window, open_window
+from ui_support import close_window, open_window, speak_prompt
 from voicedesk.core import logs
 from voicedesk.ui import jobs
 from voicedesk.ui.app import CrashHandler
@@ -124,3 +124,35 @@ def test_the_crash_handler_logs_the_trace_and_shows_one_dialog(qtbot: QtBot) -> 
     assert isinstance(dialogs[0], QMessageBox) and str(logs.log_file()) in dialogs[0].text()
     dialogs[0].close()
     dialogs[0].deleteLater()
+
+
+def test_trim_handles_choose_the_part_used_and_it_is_checked_again(qtbot: QtBot, tmp_path: Path) -> None:
+    prompt_file = speak_prompt(tmp_path)
+    window = open_window(qtbot, None)
+    panel = window.prompt
+    assert panel.import_file(prompt_file)
+    full = panel.prompt.duration
+    panel.waveform.set_selection(0.3, full - 0.3)
+    qtbot.waitUntil(lambda: panel.prompt is not panel.source_prompt, timeout=5000)
+    assert panel.prompt is not None and panel.prompt.duration < full - 0.4
+    assert panel.notices.text().startswith("✓")
+    panel.waveform.set_selection(0.5, 1.2)  # too little speech left to clone from
+    qtbot.waitUntil(lambda: panel.prompt is None, timeout=5000)
+    assert "selected part cannot be used" in panel.notices.text() and "at least" in panel.notices.text()
+    assert not window.clone.clone_button.isEnabled()
+    close_window(window)
+
+
+def test_dropping_an_audio_file_imports_it(qtbot: QtBot, tmp_path: Path) -> None:
+    from PySide6.QtCore import QMimeData, QPointF, Qt, QUrl
+    from PySide6.QtGui import QDropEvent
+
+    prompt_file = speak_prompt(tmp_path)
+    window = open_window(qtbot, None)
+    mime = QMimeData()
+    mime.setUrls([QUrl.fromLocalFile(str(prompt_file))])
+    drop = QDropEvent(QPointF(20, 20), Qt.DropAction.CopyAction, mime, Qt.MouseButton.LeftButton, Qt.KeyboardModifier.NoModifier)
+    window.prompt.dropEvent(drop)
+    assert drop.isAccepted()
+    assert window.prompt.prompt is not None and window.prompt.waveform.duration > 2
+    close_window(window)
