@@ -107,10 +107,10 @@ def _cli(args: list[str], home: Path, **kwargs: Any) -> subprocess.Popen[str]:
 def test_cli_clones_and_saves_the_voice(prompt_path: Path, voicedesk_home: Path) -> None:
     from voicedesk.core.library import VoiceLibrary
 
-    proc = _cli(["clone", str(prompt_path), "--name", "Keeper", "--device", "cpu", "--steps", "1"], voicedesk_home)
+    proc = _cli(["clone", str(prompt_path), "--name", "Keeper", "--device", "cpu", "--steps", "1", "--seconds", "3600"], voicedesk_home)
     out, err = proc.communicate(timeout=600)
     assert proc.returncode == 0, err
-    assert "Saved voice 'Keeper'" in out and "% before" in out and "% after" in out
+    assert "Saved voice 'Keeper' (1 fitting step," in out and "% before" in out and "% after" in out
     saved = VoiceLibrary().load("Keeper")
     assert saved.style.shape == (510, 256)
     assert {"similarity_before", "similarity_after"} <= set(saved.scores)
@@ -121,11 +121,12 @@ def test_cli_clones_and_saves_the_voice(prompt_path: Path, voicedesk_home: Path)
 
 
 def test_cli_ctrl_c_cancels_cleanly(prompt_path: Path, voicedesk_home: Path) -> None:
-    proc = _cli(["clone", str(prompt_path), "--name", "Halfway", "--device", "cpu", "--steps", "50"], voicedesk_home)
+    proc = _cli(["clone", str(prompt_path), "--name", "Halfway", "--device", "cpu", "--steps", "50", "--seconds", "3600"], voicedesk_home)
     assert proc.stderr is not None
     for line in proc.stderr:
         if "step 1/" in line:
             break
+    assert proc.poll() is None, "the clone ended before its first step"
     proc.send_signal(signal.SIGINT)
     _, err = proc.communicate(timeout=120)
     assert proc.returncode == 130

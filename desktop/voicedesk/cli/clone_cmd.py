@@ -86,7 +86,8 @@ def clone(args: argparse.Namespace) -> int:
         raise RuntimeError("the fit ended without a result")
     library.save(saved_voice(name, result, prompt, args.language))
     report = result.report
-    print(f"Saved voice {name!r} ({result.steps} steps, {time.perf_counter() - started:.0f} s).")
+    steps = f"{result.steps} fitting step{'' if result.steps == 1 else 's'}"
+    print(f"Saved voice {name!r} ({steps}, {time.perf_counter() - started:.0f} s).")
     print(f"Similarity to the prompt: {percent(report.before)}% before, {percent(report.after)}% after.")
     print(report.verdict)
     return 0
