@@ -50,7 +50,8 @@ def test_the_window_appears_before_torch_is_imported(tmp_path: Path) -> None:
     print(f"\n[ui] time to window: {report['shown_ms']:.0f} ms (offscreen, torch imported: {report['torch']})")
     assert report["visible"] and report["title"] == "VoiceDesk"
     assert report["torch"] is False, "building the window imported torch"
-    assert report["shown_ms"] < 5000
+    # ~1 s on an idle 2-core machine; the bound leaves room for a loaded CI runner.
+    assert report["shown_ms"] < 10_000
 
 
 def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) -> None:

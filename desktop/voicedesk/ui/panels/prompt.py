@@ -70,7 +70,6 @@ class PromptPanel(Card):
         self.length_box.setSuffix(" s")
         self.length_box.setValue(self.store.get(settings.RECORD_SECONDS))
         self.length_box.setToolTip("Recording stops by itself after this long")
-        self.length_box.setButtonSymbols(QSpinBox.ButtonSymbols.NoButtons)
         self.length_box.setMaximumWidth(64)
         row.addWidget(self.length_box)
         self.record_button = QPushButton("● Record")

@@ -77,7 +77,6 @@ class SpeakPanel(Card):
         self.speed.setSuffix("×")
         self.speed.setValue(self.store.get(settings.SPEED))
         self.speed.setMaximumWidth(90)
-        self.speed.setButtonSymbols(QDoubleSpinBox.ButtonSymbols.NoButtons)  # arrow keys and wheel still work
         row.addWidget(self.speed)
         row.addWidget(QLabel("Seed"))
         self.seed = QSpinBox()
@@ -87,7 +86,6 @@ class SpeakPanel(Card):
         self.seed.setToolTip("The same seed, text and voice give the same take")
         self.seed.setValue(self.store.get(settings.SEED))
         self.seed.setMaximumWidth(110)
-        self.seed.setButtonSymbols(QSpinBox.ButtonSymbols.NoButtons)
         row.addWidget(self.seed)
         row.addStretch(1)
         self.stop_button = QPushButton("■ Stop")
