@@ -130,6 +130,8 @@ def run_bench(settings: BenchSettings, progress: Progress = lambda _: None) -> d
     out["first_audio_s"], _ = _median_time(first_audio, settings.repeats, sync)
 
     if device == "cuda":
+        out["onnxruntime"] = None
+        out["ours_vs_onnxruntime"] = "n/a on CUDA (ONNX Runtime runs on the CPU)"
         _cuda_ratios(engine, style, paragraph, settings, out, progress)
     else:
         out["cudnn_speedup"] = out["fp16_speedup"] = NOT_ON_CPU
