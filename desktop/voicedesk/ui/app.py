@@ -137,4 +137,5 @@ def run(device: str | None = None, started_at: float | None = None) -> int:
     try:
         return int(app.exec())
     finally:
+        window.close()  # when the loop ended without the window closing (quit from elsewhere): stop the worker
         crash.uninstall()

@@ -207,6 +207,7 @@ class MainWindow(QMainWindow):
             self.store.set(settings.WINDOW_STATE, bytes(self.splitter.saveState().data()))
             for panel in (self.prompt, self.clone, self.speak, self.takes, self.voices):
                 panel.shutdown()
+            self.context.audio.close()
             self.store.sync()
             self.hide()
             self.worker.shutdown()

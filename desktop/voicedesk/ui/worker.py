@@ -153,15 +153,16 @@ class Worker(QObject):
         for job in self._jobs:
             job.cancel()
 
-    def shutdown(self, timeout_ms: int = 60_000) -> bool:
-        """Cancel every job, stop the thread and wait for it. Returns False if it did not stop in time.
+    def shutdown(self, timeout_ms: int | None = None) -> bool:
+        """Cancel every job, stop the thread and wait for it (by default for as long as it takes).
 
-        A job stops at its next yield; one long step (loading weights) is waited for.
+        A job stops at its next yield; one long step (loading weights) is waited for, because a
+        QThread destroyed while running aborts the process. Returns False if `timeout_ms` passed first.
         """
         self._shut = True
         self.cancel_all()
         self._thread.quit()
-        stopped = bool(self._thread.wait(timeout_ms))
+        stopped = bool(self._thread.wait() if timeout_ms is None else self._thread.wait(timeout_ms))
         if not stopped:
             log.error("worker thread still running %d ms after shutdown", timeout_ms)
         return stopped
