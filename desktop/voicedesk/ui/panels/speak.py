@@ -159,7 +159,8 @@ class SpeakPanel(Card):
         self.store.set(settings.LANGUAGE, request.language)
         self.store.set(settings.SPEED, request.speed)
         self.store.set(settings.SEED, self.seed.value())
-        self.context.audio.stop()
+        if self.context.audio.playing:
+            self.context.audio.stop()
         engine = self.context.engine
         job = self.context.run_job("speak", lambda: jobs.speak(engine, request))
         job.progress.connect(self._chunk_ready)
