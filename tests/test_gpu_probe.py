@@ -184,6 +184,7 @@ def test_out_of_memory_during_the_check() -> None:
     found = diagnosis(report, "oom")
     assert found.state is State.FAIL
     assert "8191 of 8192 MiB were already in use" in found.message
+    assert "cuDNN 9.19.0 /" in summary_line(report)  # an out-of-memory check is not a cuDNN failure
     assert "nvidia-smi" in found.fix
     assert "low-memory" in codes(report)
     assert choose_device("auto", report=report).reason == "the GPU's memory is full"
@@ -266,3 +267,17 @@ def test_cudnn_allocation_failure_counts_as_out_of_memory() -> None:
     error = RuntimeError("cuDNN error: CUDNN_STATUS_ALLOC_FAILED")
     report = probe(FakeNvml(), FakeTorch(conv=raising(error)))
     assert "oom" in codes(report) and "cudnn-init" not in codes(report)
+
+
+def test_out_of_memory_with_a_free_card_blames_a_limit_in_the_process() -> None:
+    # As seen on an H200 with torch.cuda.set_per_process_memory_fraction(1e-7).
+    error = torch.OutOfMemoryError(
+        "CUDA out of memory. Tried to allocate 2.00 MiB. GPU 0 has a total capacity of 139.80 GiB of which "
+        "139.29 GiB is free. Including non-PyTorch memory, this process has 518.00 MiB memory in use. "
+        "14.66 KiB allowed;"
+    )
+    report = probe(FakeNvml(gpus=[FakeGpu(used=618 * 2**20)]), FakeTorch(conv=raising(error)))
+    found = diagnosis(report, "oom")
+    assert "only 618 of 144384 MiB in use" in found.message
+    assert "PYTORCH_CUDA_ALLOC_CONF" in found.fix
+    assert choose_device("auto", report=report).reason == "the GPU refused memory"

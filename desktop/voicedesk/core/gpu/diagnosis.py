@@ -355,8 +355,8 @@ def _check(
         return
     if check.passed:
         found.add("check-ok", "check", State.OK,
-                  f"A convolution ran on the {gpu_name} with cuDNN on in {check.milliseconds:.1f} ms and "
-                  f"matched the CPU (largest difference {check.max_abs_error:.1e}).")
+                  f"A convolution ran on the {gpu_name} with cuDNN on ({check.milliseconds:.0f} ms for the first "
+                  f"run, cuDNN's start included) and matched the CPU (largest difference {check.max_abs_error:.1e}).")
         return
     if check.error_type is None:
         found.add("wrong-result", "check", State.FAIL,
@@ -368,17 +368,23 @@ def _check(
         return
     error = f"{check.error_type}: {first_line(check.error_text)}"
     if failure == "oom":
-        used = ""
-        if driver.gpus:
-            g = driver.gpus[0]
-            used = f" ({g.memory_used_mib} of {g.memory_total_mib} MiB were already in use)"
-        elif devices and devices[0].memory_free_mib is not None:
-            used = f" (only {devices[0].memory_free_mib} MiB were free)"
-        found.add("oom", "check", State.FAIL,
-                  f"The {gpu_name} ran out of memory during a tiny test{used}: other programs hold its memory.",
-                  "Close other programs using the GPU (`nvidia-smi` lists them), then run `voicedesk doctor` "
-                  "again. VoiceDesk uses the CPU meanwhile.",
-                  short="the GPU's memory is full")
+        g = driver.gpus[0] if driver.gpus else None
+        if g is not None and g.memory_used_mib < 0.9 * g.memory_total_mib:
+            # The card has room, so the limit is this process's own (seen with a memory fraction set).
+            found.add("oom", "check", State.FAIL,
+                      f"The {gpu_name} ran out of memory during a tiny test, although the driver reports only "
+                      f"{g.memory_used_mib} of {g.memory_total_mib} MiB in use: a memory limit set for this "
+                      "process is the likely cause.",
+                      "Remove memory limits from VoiceDesk's environment (PYTORCH_CUDA_ALLOC_CONF, "
+                      "PYTORCH_NO_CUDA_MEMORY_CACHING), then run `voicedesk doctor` again.",
+                      short="the GPU refused memory")
+        else:
+            used = f" ({g.memory_used_mib} of {g.memory_total_mib} MiB were already in use)" if g else ""
+            found.add("oom", "check", State.FAIL,
+                      f"The {gpu_name} ran out of memory during a tiny test{used}: other programs hold its memory.",
+                      "Close other programs using the GPU (`nvidia-smi` lists them), then run `voicedesk doctor` "
+                      "again. VoiceDesk uses the CPU meanwhile.",
+                      short="the GPU's memory is full")
     elif failure == "busy":
         found.add("gpu-busy", "check", State.FAIL,
                   f"The {gpu_name} is in exclusive mode and another program holds it.",

@@ -44,7 +44,7 @@ def status_rows(
         "gpu": _gpu_value(driver, devices),
         "torch": _torch_value(build),
         "cuda": _cuda_value(build, cuda),
-        "cudnn": _cudnn_value(build, check),
+        "cudnn": _cudnn_value(build, diagnoses),
         "check": _check_value(check),
         "precision": _precision_value(devices, check),
         "device": _device_value(devices, check, diagnoses),
@@ -86,7 +86,7 @@ def _cuda_value(build: TorchBuild, cuda: CudaInit) -> str:
     return f"{build.cuda_runtime} ({'started' if cuda.available and cuda.device_count else 'not started'})"
 
 
-def _cudnn_value(build: TorchBuild, check: GpuCheck) -> str:
+def _cudnn_value(build: TorchBuild, diagnoses: tuple[Diagnosis, ...]) -> str:
     if not build.cuda_runtime:
         return "not used on the CPU"
     if not build.cudnn_available:
@@ -94,7 +94,7 @@ def _cudnn_value(build: TorchBuild, check: GpuCheck) -> str:
     if build.cudnn_error:
         return "wrong cuDNN loaded"
     version = compat.cudnn_text(build.cudnn_version)
-    if check.ran and not check.passed and check.passed_without_cudnn is not None:
+    if any(d.code == "cudnn-init" for d in diagnoses):
         return f"{version}, failed to run"
     return f"{version}, {'enabled' if build.cudnn_enabled else 'switched off'}"
 
@@ -103,7 +103,7 @@ def _check_value(check: GpuCheck) -> str:
     if not check.ran:
         return "not run (no CUDA device)"
     if check.passed:
-        return f"passed ({check.milliseconds:.1f} ms)"
+        return f"passed (first run {check.milliseconds:.0f} ms)"
     return f"failed ({check.error_type or 'wrong result'})"
 
 
@@ -137,7 +137,7 @@ def summary_line(report: ProbeReport) -> str:
     cudnn = compat.cudnn_text(report.torch.cudnn_version) if report.torch.cudnn_available else "none"
     if report.torch.cudnn_error:
         cudnn = "wrong version loaded"
-    if report.check.ran and not report.check.passed and report.check.passed_without_cudnn is not None:
+    if report.diagnoses_for("cudnn") and report.diagnoses_for("cudnn")[0].code == "cudnn-init":
         cudnn += " (failed)"
     return f"GPU {gpu} / CUDA {cuda} / cuDNN {cudnn} / device: {rows['device']}"
 
