@@ -53,6 +53,22 @@ def test_spec_is_python_and_builds_the_named_app() -> None:
     assert strips and all(isinstance(v, ast.Constant) and v.value is False for v in strips)
 
 
+def test_windows_version_resource_carries_the_package_version(tmp_path: Path) -> None:
+    import re
+
+    import voicedesk
+
+    tree = ast.parse(SPEC.read_text(encoding="utf-8"))
+    function = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "windows_version_file")
+    namespace: dict[str, Any] = {"re": re, "Path": Path}
+    exec(compile(ast.Module([function], []), str(SPEC), "exec"), namespace)
+    text = Path(namespace["windows_version_file"]("2.10.3rc1", tmp_path)).read_text(encoding="utf-8")
+    assert "filevers=(2, 10, 3, 1)" in text and "'FileVersion', '2.10.3rc1'" in text
+    ast.parse(text)  # PyInstaller evaluates it as a Python expression
+    current = Path(namespace["windows_version_file"](voicedesk.__version__, tmp_path)).read_text(encoding="utf-8")
+    assert f"'ProductVersion', '{voicedesk.__version__}'" in current
+
+
 def test_every_runtime_data_pattern_matches_installed_files() -> None:
     for package, patterns in spec_constant("RUNTIME_DATA").items():
         root = package_root(package)
@@ -178,7 +194,7 @@ def test_self_test_from_source_passes_and_prints_its_summary(tmp_path: Path) -> 
     result = subprocess.run(
         [sys.executable, "-m", "voicedesk", "self-test", "--steps", "1", "--out", str(tmp_path / "out"),
          "--report", str(report), "--device", "cpu"],
-        capture_output=True, text=True, timeout=600, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
+        capture_output=True, text=True, timeout=1800, env={**os.environ, "QT_QPA_PLATFORM": "offscreen"},
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     summary = json.loads(result.stdout)
