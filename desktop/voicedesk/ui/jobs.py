@@ -47,6 +47,7 @@ def warm_up(engine: Any) -> Generator[str, None, None]:
     phonemize("Hello.", "en")
     yield "Loading the speaker encoders…"
     clone_tools(str(engine.device))
+    import voicedesk.core.clone.fit  # noqa: F401 - its imports, too, are better paid for now
 
 
 # --- cloning ------------------------------------------------------------------------------------------
