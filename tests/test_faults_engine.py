@@ -122,7 +122,8 @@ def prompt_wav(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if shutil.which("espeak-ng") is None:
         pytest.skip("needs espeak-ng (tests/tools/install-system-deps.sh)")
     path = tmp_path_factory.mktemp("prompt") / "prompt.wav"
-    subprocess.run(["espeak-ng", "-v", "mb-us1", "-w", str(path), "Bring the blue boat back to the harbour."],
+    text = "The old lighthouse keeper watched the boats come home before the evening storm."
+    subprocess.run(["espeak-ng", "-v", "mb-us2", "-w", str(path), text],
                    check=True, capture_output=True)
     return path
 
@@ -139,7 +140,7 @@ def test_killed_mid_clone_leaves_a_consistent_library(prompt_wav: Path, voicedes
 
     env = {**os.environ, "VOICEDESK_HOME": str(voicedesk_home), "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen([sys.executable, "-m", "voicedesk", "clone", str(prompt_wav), "--name", "Halfway",
-                             "--device", "cpu", "--steps", "3"], env=env, text=True,
+                             "--device", "cpu", "--steps", "3", "--seconds", "3600"], env=env, text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     assert proc.stderr is not None
     seen = []
