@@ -208,6 +208,8 @@ class MainWindow(QMainWindow):
             for panel in (self.prompt, self.clone, self.speak, self.takes, self.voices):
                 panel.shutdown()
             self.context.audio.close()
+            # A job that ends while the worker stops must not reach panels that are going away.
+            self.context.blockSignals(True)
             self.store.sync()
             self.hide()
             self.worker.shutdown()

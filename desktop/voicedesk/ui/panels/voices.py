@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import shiboken6
 from PySide6.QtCore import Qt
 from PySide6.QtWidgets import (
     QFileDialog,
@@ -69,7 +70,8 @@ class VoicesPanel(Card):
         self.body.addLayout(buttons)
         self._update_buttons()
 
-        context.engine_ready.connect(lambda _engine: self.refresh())
+        # Bound methods, not lambdas: Qt drops these connections when the panel is destroyed.
+        context.engine_ready.connect(self._engine_ready)
         context.voices_changed.connect(self.refresh)
 
     # --- listing ------------------------------------------------------------------------------------
@@ -79,8 +81,13 @@ class VoicesPanel(Card):
 
         return VoiceLibrary(reserved_names=stock_voice_names())
 
+    def _engine_ready(self, _engine: object) -> None:
+        self.refresh()
+
     def refresh(self, select: str = "") -> None:
         """Re-read stock and saved voices; select `select`, else the current or last-used voice."""
+        if not shiboken6.isValid(self.list):
+            return  # a queued refresh reached a window that is being destroyed
         current = select or (self.current.name if self.current else "") or self.store.get(settings.LAST_VOICE)
         from voicedesk.core.engine.voices import describe_stock_voice
 
