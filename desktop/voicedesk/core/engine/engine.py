@@ -9,6 +9,7 @@ Torch is imported when an engine is loaded, not when this module is imported.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -214,7 +215,10 @@ class Engine:
 
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
-        with torch.autocast("cuda", dtype=torch.float16, enabled=self.fp16 and self.device == "cuda"):
+        # Autocast only when asked: an `enabled=False` autocast would also switch off one the caller
+        # opened (the self-test times fp16 that way).
+        half = self.fp16 and self.device == "cuda"
+        with torch.autocast("cuda", dtype=torch.float16) if half else contextlib.nullcontext():
             out = self.model.infer(ids, ref_s, speed, random.on(self.device))
         audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
         return audio
