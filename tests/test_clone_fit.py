@@ -84,15 +84,25 @@ def test_the_same_seed_gives_the_same_voice(
 def test_closing_the_fit_mid_way_saves_nothing_and_restores_the_model(
     cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, voicedesk_home: Path
 ) -> None:
+    import torch
+
     from voicedesk.core.library import VoiceLibrary
 
     model = cpu_engine.model
     flags = [p.requires_grad for p in model.parameters()]
+    before = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = True  # as the engine sets it on CUDA
     job = fit_voice(model, stock, prompt_16k, settings=replace(SMALL, steps=50))
-    for item in job:
-        if isinstance(item, FitProgress) and item.stage == "fitting":
-            break
-    job.close()
+    try:
+        for item in job:
+            if isinstance(item, FitProgress) and item.stage == "fitting":
+                # Every step speaks at a new length: re-tuning each one made GPU clones 8x slower.
+                assert torch.backends.cudnn.benchmark is False
+                break
+        job.close()
+        assert torch.backends.cudnn.benchmark is True
+    finally:
+        torch.backends.cudnn.benchmark = before
     assert VoiceLibrary().names() == []
     assert not any(path.is_file() for path in voicedesk_home.rglob("*.vdvoice"))
     assert [p.requires_grad for p in model.parameters()] == flags

@@ -1,7 +1,7 @@
 """Packaging: what the spec collects, the frozen entry point, the desktop entry, and the self-test.
 
-Building the bundle itself takes minutes, so it is a separate CI step (tests/run.sh with
-VOICEDESK_CI_BUILD=1 runs packaging/build.sh, whose last step is the frozen self-test). These tests
+Building the bundle itself takes minutes, so it is a separate step of the test command (tests/run.sh
+runs packaging/build.sh after pytest, whose last step is the frozen self-test). These tests
 cover everything that can be checked without a build, including the self-test from source.
 """
 

@@ -144,14 +144,21 @@ def _sentence(ids: Sequence[int], device: torch.device) -> _Sentence:
 @contextlib.contextmanager
 def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
     """Weights frozen, LSTMs in train mode on CUDA (cuDNN's RNN backward refuses eval mode; the
-    LSTMs carry no active dropout here), everything restored afterwards."""
+    LSTMs carry no active dropout here), cuDNN's autotuner off, everything restored afterwards.
+
+    The autotuner is off because every step speaks at a new length (durations follow the style), so
+    benchmark mode re-tunes every convolution, forward and backward, at every step: on the H200 a
+    20-step clone took 42 s with it on (and touched 142 GB of GPU memory trying workspaces) against
+    4-6 s with it off (docs/benchmarks/bench-h200.md)."""
     import torch
 
+    benchmark = torch.backends.cudnn.benchmark
     frozen = [(p, p.requires_grad) for p in model.parameters()]
     lstms = [(m, m.dropout) for m in model.modules() if isinstance(m, torch.nn.LSTM)]
     old_source = getattr(model, "source_grad", False)
     cuda = next(model.parameters()).device.type == "cuda"
     try:
+        torch.backends.cudnn.benchmark = False
         for p, _ in frozen:
             p.requires_grad_(False)
         model.source_grad = source_grad
@@ -162,6 +169,7 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
             ge2e.set_lstm_train(True)
         yield
     finally:
+        torch.backends.cudnn.benchmark = benchmark
         for p, flag in frozen:
             p.requires_grad_(flag)
         model.source_grad = old_source
