@@ -115,3 +115,23 @@ def test_report_reads_as_percent_and_words() -> None:
     assert report.summary().startswith("Similarity to the prompt: 31% before, 78% after.")
     assert verdict(0.8) != verdict(0.5) != verdict(0.1)
     assert percent(-0.2) == 0 and percent(1.3) == 100
+
+
+def test_spectral_shape_ignores_loudness_follows_the_spectral_balance_and_passes_gradients(
+    voices: dict[str, np.ndarray],
+) -> None:
+    import torch
+
+    from voicedesk.core.clone.fit import spectral_shape
+    from voicedesk.core.clone.ge2e import GE2E
+
+    ge2e = GE2E()
+    original = spectral_shape(ge2e, torch.from_numpy(voices["us1-a"]))
+    assert torch.allclose(original, spectral_shape(ge2e, torch.from_numpy(voices["us1-a"] * 0.1)), atol=1e-4)
+    # Band-limited to 4 kHz (as through a cheap microphone): the top bands drop far below the original's.
+    muffled = resample(resample(voices["us1-a"], 16000, 8000), 8000, 16000).astype(np.float32)
+    shape = spectral_shape(ge2e, torch.from_numpy(muffled))
+    assert float((original[-8:] - shape[-8:]).mean()) > 3.0  # nepers: over 25 dB
+    wav = torch.from_numpy(voices["us2-a"]).requires_grad_(True)
+    (spectral_shape(ge2e, wav) - original).square().mean().backward()
+    assert wav.grad is not None and torch.isfinite(wav.grad).all() and float(wav.grad.abs().sum()) > 0

@@ -61,9 +61,16 @@ CONFIGS: dict[str, FitSettings] = {
     "E-joined-sentences": replace(_D, join_sentences=True),
     "S1-split-lr-self-sim": replace(_D, lr_prosody=0.03, self_weight=0.5),
     "S1-stronger-reg": replace(_D, lr_prosody=0.03, self_weight=0.5, reg_weight=0.05),
-    # The product default: E's levers with the prosody half kept a mixture of the stock voices'.
+    # The product default: E's levers with the prosody half kept a mixture of the stock voices', plus
+    # the spectral-shape loss (weight 0.1); the variants below each change one thing.
     "default": FitSettings(seconds=600),
     "default-40-steps": FitSettings(seconds=600, steps=40),
+    "default-without-spectrum": FitSettings(seconds=600, spectrum_weight=0.0),
+    "default-ltas-0.3": FitSettings(seconds=600, spectrum_weight=0.3),
+    "default-ltas-0.03": FitSettings(seconds=600, spectrum_weight=0.03),
+    "default-mixture-only": FitSettings(seconds=600, lr_timbre=0.0),
+    "default-spectrum-in-start": FitSettings(seconds=600, start_spectrum_penalty=0.05),
+    "default-lr-0.03": FitSettings(seconds=600, lr_timbre=0.03),
 }
 
 

@@ -11,8 +11,11 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
 - Loss per step, on two short fitting sentences spoken as one utterance: 1 - cos(GE2E(speech),
   GE2E(prompt)), plus a pitch term pulling the predicted F0's log-mean toward the prompt's
   median pitch (Kokoro's harmonic source takes F0 without gradient, so the encoder loss alone
-  never moves pitch), plus an L2 pull of `delta` toward zero. Speech is randomly cropped, scaled
-  and noised before the encoder, so the fit cannot lean on one waveform's quirks.
+  never moves pitch), plus a pull of the speech's long-term average spectrum (its shape over 40 mel
+  bands, loudness removed) toward the prompt's: an encoder-free cue that raised the independent
+  judge's gap closed from 0.35 to 0.50 on the development voices; plus an L2 pull of `delta` toward
+  zero. Speech is randomly cropped, scaled and noised before the encoder, so the fit cannot lean on
+  one waveform's quirks.
 - A sentence never used for gradients is spoken every few steps; the best fitted state by its
   GE2E similarity is kept, and the fit stops early when it stops improving.
 - The independent judge scores the start and the result against the prompt for the report.
@@ -72,10 +75,12 @@ class FitSettings:
     pitch_weight: float = 1.0
     reg_weight: float = 0.01
     self_weight: float = 0.0  # KVoiceWalk's self-similarity across two texts
+    spectrum_weight: float = 0.1  # pull the long-term average spectrum's shape toward the prompt's
     augment: bool = True
     mixture: bool = True
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
+    start_spectrum_penalty: float = 0.0  # per unit of spectral-shape distance, when ranking them
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     check_every: int = 5
     patience: int = 3
@@ -179,6 +184,18 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
         ge2e.set_lstm_train(False)
 
 
+def spectral_shape(ge2e: GE2E, wav: torch.Tensor) -> torch.Tensor:
+    """Long-term average spectrum of a 16 kHz utterance's speech frames: log mean mel power per band,
+    its mean over bands removed so that loudness does not count. An encoder-free timbre cue."""
+    import torch
+
+    mel = ge2e.mel(wav.unsqueeze(0))[0]  # [frames, 40]
+    energy = mel.sum(1)
+    speech = energy > energy.detach().max() * 1e-3  # frames within 30 dB of the loudest
+    ltas = torch.log(mel[speech].mean(0) + 1e-10)
+    return ltas - ltas.mean()
+
+
 def fit_voice(
     model: Any,
     stock: Mapping[str, NDArray[np.float32]],
@@ -216,6 +233,8 @@ def fit_voice(
     target = torch.from_numpy(ge2e.embed_numpy(prompt)).to(device)
     prompt_pitch = median_pitch(prompt, 16000)
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
+    with torch.no_grad():
+        target_shape = spectral_shape(ge2e, torch.from_numpy(prompt).to(device))
     sentences = [_sentence(ids, device) for ids in (fit_ids or [text_ids(t) for t in FIT_TEXTS])]
     check = _sentence(check_ids or text_ids(CHECK_TEXT), device)
     names = list(stock)
@@ -251,7 +270,8 @@ def fit_voice(
                 stock_sims.append(sim)
                 lp = pitch_of(f0)
                 distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
-                scores.append(sim - cfg.pitch_penalty * distance)
+                shape = float((spectral_shape(ge2e, wav) - target_shape).square().mean())
+                scores.append(sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * shape)
         forward_s = (time.perf_counter() - t0) / len(names)
         score_t = torch.tensor(scores, device=device)
         if cfg.mixture:
@@ -315,10 +335,12 @@ def fit_voice(
             picked = [sentences[order[(step * cfg.sentences_per_step + k) % len(order)]] for k in range(cfg.sentences_per_step)]
             if cfg.join_sentences and len(picked) > 1:
                 picked = [_joined(picked)]
-            wavs, pitch_terms = [], []
+            wavs, pitch_terms, shape_terms = [], [], []
             for sentence in picked:
                 wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
                 wavs.append(augment(wav, gen) if cfg.augment else wav)
+                if cfg.spectrum_weight:
+                    shape_terms.append((spectral_shape(ge2e, wav) - target_shape).square().mean())
                 lp = pitch_of(f0)
                 if lp is not None and log_f0_target is not None:
                     pitch_terms.append((lp - log_f0_target) ** 2)
@@ -327,6 +349,8 @@ def fit_voice(
             loss = 1 - sims.mean()
             if pitch_terms:
                 loss = loss + cfg.pitch_weight * torch.stack(pitch_terms).mean()
+            if shape_terms:
+                loss = loss + cfg.spectrum_weight * torch.stack(shape_terms).mean()
             loss = loss + cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum())
             if cfg.self_weight and len(wavs) > 1:
                 loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])
