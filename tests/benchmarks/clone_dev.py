@@ -68,6 +68,7 @@ CONFIGS: dict[str, FitSettings] = {
     "default-without-spectrum": FitSettings(seconds=600, spectrum_weight=0.0),
     "default-ltas-0.3": FitSettings(seconds=600, spectrum_weight=0.3),
     "default-ltas-0.03": FitSettings(seconds=600, spectrum_weight=0.03),
+    "default-spectrum-voiced": FitSettings(seconds=600, spectrum_voiced=True),
     "default-mixture-only": FitSettings(seconds=600, lr_timbre=0.0),
     "default-spectrum-in-start": FitSettings(seconds=600, start_spectrum_penalty=0.05),
     "default-lr-0.03": FitSettings(seconds=600, lr_timbre=0.03),

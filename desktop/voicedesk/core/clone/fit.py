@@ -76,6 +76,7 @@ class FitSettings:
     reg_weight: float = 0.01
     self_weight: float = 0.0  # KVoiceWalk's self-similarity across two texts
     spectrum_weight: float = 0.1  # pull the long-term average spectrum's shape toward the prompt's
+    spectrum_voiced: bool = False  # ... of voiced frames only
     augment: bool = True
     mixture: bool = True
     start_temperature: float = 0.05
@@ -184,14 +185,20 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
         ge2e.set_lstm_train(False)
 
 
-def spectral_shape(ge2e: GE2E, wav: torch.Tensor) -> torch.Tensor:
+VOICED_BANDS = 12  # the 40 mel bands below about 1 kHz, where voiced frames hold most of their energy
+
+
+def spectral_shape(ge2e: GE2E, wav: torch.Tensor, voiced_only: bool = False) -> torch.Tensor:
     """Long-term average spectrum of a 16 kHz utterance's speech frames: log mean mel power per band,
-    its mean over bands removed so that loudness does not count. An encoder-free timbre cue."""
+    its mean over bands removed so that loudness does not count. An encoder-free timbre cue.
+    `voiced_only` keeps the frames with most energy below 1 kHz (vowels, not fricatives)."""
     import torch
 
     mel = ge2e.mel(wav.unsqueeze(0))[0]  # [frames, 40]
     energy = mel.sum(1)
     speech = energy > energy.detach().max() * 1e-3  # frames within 30 dB of the loudest
+    if voiced_only:
+        speech = speech & (mel[:, :VOICED_BANDS].sum(1).detach() > 0.5 * energy.detach())
     ltas = torch.log(mel[speech].mean(0) + 1e-10)
     return ltas - ltas.mean()
 
@@ -234,7 +241,7 @@ def fit_voice(
     prompt_pitch = median_pitch(prompt, 16000)
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
     with torch.no_grad():
-        target_shape = spectral_shape(ge2e, torch.from_numpy(prompt).to(device))
+        target_shape = spectral_shape(ge2e, torch.from_numpy(prompt).to(device), cfg.spectrum_voiced)
     sentences = [_sentence(ids, device) for ids in (fit_ids or [text_ids(t) for t in FIT_TEXTS])]
     check = _sentence(check_ids or text_ids(CHECK_TEXT), device)
     names = list(stock)
@@ -270,7 +277,7 @@ def fit_voice(
                 stock_sims.append(sim)
                 lp = pitch_of(f0)
                 distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
-                shape = float((spectral_shape(ge2e, wav) - target_shape).square().mean())
+                shape = float((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
                 scores.append(sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * shape)
         forward_s = (time.perf_counter() - t0) / len(names)
         score_t = torch.tensor(scores, device=device)
@@ -340,7 +347,7 @@ def fit_voice(
                 wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
                 wavs.append(augment(wav, gen) if cfg.augment else wav)
                 if cfg.spectrum_weight:
-                    shape_terms.append((spectral_shape(ge2e, wav) - target_shape).square().mean())
+                    shape_terms.append((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
                 lp = pitch_of(f0)
                 if lp is not None and log_f0_target is not None:
                     pitch_terms.append((lp - log_f0_target) ** 2)
