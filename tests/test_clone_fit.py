@@ -90,23 +90,69 @@ def test_closing_the_fit_mid_way_saves_nothing_and_restores_the_model(
 
     model = cpu_engine.model
     flags = [p.requires_grad for p in model.parameters()]
-    before = torch.backends.cudnn.benchmark
+    before = torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32
     torch.backends.cudnn.benchmark = True  # as the engine sets it on CUDA
+    torch.backends.cudnn.allow_tf32 = True  # PyTorch's default for cuDNN convolutions
     job = fit_voice(model, stock, prompt_16k, settings=replace(SMALL, steps=50))
     try:
         for item in job:
             if isinstance(item, FitProgress) and item.stage == "fitting":
                 # Every step speaks at a new length: re-tuning each one made GPU clones 8x slower.
                 assert torch.backends.cudnn.benchmark is False
+                assert torch.backends.cudnn.allow_tf32 is False  # full fp32 gradients by default
                 break
         job.close()
-        assert torch.backends.cudnn.benchmark is True
+        assert torch.backends.cudnn.benchmark is True and torch.backends.cudnn.allow_tf32 is True
     finally:
-        torch.backends.cudnn.benchmark = before
+        torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32 = before
     assert VoiceLibrary().names() == []
     assert not any(path.is_file() for path in voicedesk_home.rglob("*.vdvoice"))
     assert [p.requires_grad for p in model.parameters()] == flags
     assert not any(m.training for m in model.modules())
+
+
+def test_a_bounded_delta_stays_within_its_bound(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray
+) -> None:
+    # One stock voice as the start (no mixture), a learning rate far too high: only the bound holds
+    # the timbre delta, which then sits at the bound's edge in many dimensions.
+    settings = replace(SMALL, steps=1, mixture=False, lr_timbre=1.0, delta_bound=0.5, check_every=1)
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=settings))
+    (start,) = result.start
+    rows = np.stack([stock[name] for name in stock])
+    spread = rows[:, :, :128].std(0, ddof=1).mean(0)  # as torch computes it
+    delta = result.style - stock[start]
+    ratio = np.abs(delta[:, :128]) / spread
+    assert ratio.max() <= 0.5 * 1.01  # the start keeps weights of 1e-4 on the other voices
+    assert (ratio > 0.45).mean() > 0.5
+    assert np.abs(delta[:, 128:]).max() < 1e-3  # prosody: no free delta (the 1e-4 weights aside)
+
+
+def test_a_fit_that_breaks_the_voice_keeps_the_start(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray
+) -> None:
+    # A learning rate 300 times the default throws the timbre far outside every stock voice: the
+    # decoder then makes noise at the wrong level, which no fitted state may be chosen for.
+    settings = replace(SMALL, steps=1, mixture=False, lr_timbre=30.0, check_every=1)
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=settings))
+    (start,) = result.start
+    assert np.abs(result.style - stock[start]).max() < 1e-3  # the start (up to its 1e-4 mixture weights)
+    assert result.ge2e_after == result.ge2e_before
+    assert result.report.after == pytest.approx(result.report.before, abs=0.02)
+
+
+def test_a_step_with_non_finite_gradients_is_recognised() -> None:
+    import torch
+
+    from voicedesk.core.clone.fit import _finite_gradients
+
+    a, b = torch.zeros(3, requires_grad=True), torch.zeros(2, requires_grad=True)
+    optimiser = torch.optim.Adam([a, b])
+    (a.sum() + b.sum()).backward()
+    assert _finite_gradients(optimiser)
+    assert b.grad is not None
+    b.grad[1] = float("nan")
+    assert not _finite_gradients(optimiser)
 
 
 def _cli(args: list[str], home: Path, **kwargs: Any) -> subprocess.Popen[str]:

@@ -103,6 +103,14 @@ def test_in_place_vocoder_blocks_equal_kokoros(cpu_engine: Any) -> None:
         assert torch.equal(got, expected)
 
 
+def test_the_stft_window_moves_with_the_model(cpu_engine: Any) -> None:
+    # Kokoro keeps it as a plain attribute; left on the CPU, every STFT on the GPU copied it over.
+    model = cpu_engine.model
+    window = model.decoder.generator.stft.window
+    assert any(buffer is window for buffer in model.buffers())
+    assert not any(name.endswith("stft.window") for name in model.state_dict())  # not part of the weights
+
+
 @pytest.mark.parametrize(
     ("call", "message"),
     [

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import os
 import re
 import sys
@@ -74,6 +75,9 @@ CONFIGS: dict[str, FitSettings] = {
     "default-spectrum-in-start": FitSettings(seconds=600, start_spectrum_penalty=0.05),
     "default-lr-0.03": FitSettings(seconds=600, lr_timbre=0.03),
     "default-10-steps": FitSettings(seconds=600, steps=10),
+    "delta-bound-3": FitSettings(seconds=600, delta_bound=3.0),
+    "delta-bound-6": FitSettings(seconds=600, delta_bound=6.0),
+    "default-tf32": FitSettings(seconds=600, tf32=True),  # CUDA only: TF32 convolutions while fitting
     "default-select-by-spectrum": FitSettings(seconds=600, select_spectrum_weight=0.1),
     "voiced-0.05": FitSettings(seconds=600, spectrum_voiced=True, spectrum_weight=0.05),
     "voiced-40-steps": FitSettings(seconds=600, spectrum_voiced=True, steps=40),
@@ -332,7 +336,7 @@ def load_stock_only() -> tuple[None, dict[str, np.ndarray]]:
         return None, {k: z[k].reshape(-1, 256).astype(np.float32) for k in z.files}
 
 
-CONFIGS_PER_FILE = 3
+CONFIGS_PER_FILE = 2
 
 
 def run_device(args: argparse.Namespace) -> None:
@@ -441,6 +445,8 @@ def main() -> None:
     sc.add_argument("--json")
     sc.add_argument("--no-wer", action="store_true")
     args = parser.parse_args()
+    logging.basicConfig(level=logging.WARNING, format="    %(message)s")
+    logging.getLogger("voicedesk.core.clone.fit").setLevel(logging.INFO)  # the timbre delta's size
     {"cpu": run_cpu, "prepare-device": prepare_device, "device": run_device, "score": score_results}[args.mode](args)
 
 

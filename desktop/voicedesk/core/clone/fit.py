@@ -27,6 +27,7 @@ it between yields stops the work; it never writes anything, so nothing is left h
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import time
 from collections.abc import Generator, Iterator, Mapping, Sequence
@@ -56,6 +57,7 @@ FIT_TEXTS: tuple[str, ...] = (
 # Spoken for early stopping and the quality report; never used for gradients.
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
+log = logging.getLogger(__name__)
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 
@@ -84,6 +86,9 @@ class FitSettings:
     start_spectrum_penalty: float = 0.0  # per unit of spectral-shape distance, when ranking them
     select_spectrum_weight: float = 0.0  # ... when picking the best checked state (0: GE2E alone)
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
+    tf32: bool = False  # let CUDA convolutions and matmuls use TF32 (10-bit mantissa) while fitting
+    # Bound the timbre delta to this many times the stock voices' spread in each dimension (0: free).
+    delta_bound: float = 0.0
     check_every: int = 5
     patience: int = 3
 
@@ -149,7 +154,7 @@ def _sentence(ids: Sequence[int], device: torch.device) -> _Sentence:
 
 
 @contextlib.contextmanager
-def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
+def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool, tf32: bool = False) -> Iterator[None]:
     """Weights frozen, LSTMs in train mode on CUDA (cuDNN's RNN backward refuses eval mode; the
     LSTMs carry no active dropout here), cuDNN's autotuner off, everything restored afterwards.
 
@@ -160,12 +165,14 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
     import torch
 
     benchmark = torch.backends.cudnn.benchmark
+    precision = torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32
     frozen = [(p, p.requires_grad) for p in model.parameters()]
     lstms = [(m, m.dropout) for m in model.modules() if isinstance(m, torch.nn.LSTM)]
     old_source = getattr(model, "source_grad", False)
     cuda = next(model.parameters()).device.type == "cuda"
     try:
         torch.backends.cudnn.benchmark = False
+        torch.backends.cudnn.allow_tf32 = torch.backends.cuda.matmul.allow_tf32 = tf32
         for p, _ in frozen:
             p.requires_grad_(False)
         model.source_grad = source_grad
@@ -177,6 +184,7 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
         yield
     finally:
         torch.backends.cudnn.benchmark = benchmark
+        torch.backends.cudnn.allow_tf32, torch.backends.cuda.matmul.allow_tf32 = precision
         for p, flag in frozen:
             p.requires_grad_(flag)
         model.source_grad = old_source
@@ -186,6 +194,7 @@ def _fitting_mode(model: Any, ge2e: GE2E, source_grad: bool) -> Iterator[None]:
         ge2e.set_lstm_train(False)
 
 
+LEVEL_RANGE = (0.6, 3.0)  # a fitted voice's level over the start's on the check sentence, to be sane
 VOICED_BANDS = 12  # the 40 mel bands below about 1 kHz, where voiced frames hold most of their energy
 
 
@@ -265,7 +274,7 @@ def fit_voice(
             return None
         return torch.log(f0[voiced]).mean()
 
-    with _fitting_mode(model, ge2e, cfg.source_grad):
+    with _fitting_mode(model, ge2e, cfg.source_grad, cfg.tf32):
         # Rank the stock voices on the first fitting sentence.
         t0 = time.perf_counter()
         scores: list[float] = []
@@ -303,24 +312,39 @@ def fit_voice(
             groups.append({"params": [logits_t, logits_p], "lr": cfg.lr_mixture})
         optimiser = torch.optim.Adam(groups)
 
+        # The stock voices' spread per timbre dimension (over voices, mean over lengths): the scale of
+        # natural variation, which a bounded delta stays within a few times of.
+        spread = rows[:, :, :TIMBRE].std(0).mean(0)
+
+        def timbre_delta() -> torch.Tensor:
+            if not cfg.delta_bound:
+                return d_timbre
+            bound = cfg.delta_bound * spread
+            return bound * torch.tanh(d_timbre / bound)
+
         def current() -> tuple[torch.Tensor, torch.Tensor]:
             halves = [torch.softmax(lg, 0)[:, None].expand(-1, TIMBRE) for lg in (logits_t, logits_p)]
-            return torch.cat(halves, dim=1), torch.cat([d_timbre, d_prosody])
+            return torch.cat(halves, dim=1), torch.cat([timbre_delta(), d_prosody])
 
-        def check_similarity() -> tuple[float, float]:
-            """GE2E similarity of the check sentence, and the score that picks the best state."""
+        def check_similarity() -> tuple[float, float, float, torch.Tensor]:
+            """On the check sentence: GE2E similarity, the score that picks the best state, the speech's
+            RMS level, and the speech."""
             with torch.no_grad():
                 mix, delta = current()
                 wav, _ = speak(row(mix, delta, check.n_phonemes), check)
                 sim = float(ge2e.embed([wav])[0] @ target)
+                level = float(wav.square().mean().sqrt())
                 if not cfg.select_spectrum_weight:
-                    return sim, sim
+                    return sim, sim, level, wav
                 shape = float((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
-                return sim, sim - cfg.select_spectrum_weight * shape
+                return sim, sim - cfg.select_spectrum_weight * shape, level, wav
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
-        # The best fitted state by the check sentence. The start is no candidate: one noisy check
-        # sentence must not undo every step (seen: a whole fit discarded after two unlucky checks).
+        # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
+        start_sim, _, start_level, start_wav = check_similarity()
+        # The best fitted state by the check sentence. The start is no candidate while any fitted state
+        # is sane: one noisy check sentence must not undo every step (seen: a whole fit discarded after
+        # two unlucky checks). It is the fallback when none is.
         best_sim, (best_mix, best_delta) = ge2e_before, (t.detach().clone() for t in current())
         best_score = -math.inf
         stale = 0
@@ -328,8 +352,12 @@ def fit_voice(
 
         def consider() -> None:
             nonlocal best_sim, best_score, best_mix, best_delta, stale, checked_at
-            checked, score = check_similarity()
-            if checked_at == 0 or score > best_score:
+            checked, score, level, _ = check_similarity()
+            # A state that the fit's own encoder hears as further from the prompt than the start, or
+            # that speaks at a level far from the start's, has left the voices the decoder makes well:
+            # on the GPU such fits spoke garbled speech at 0.5x or 11x the usual level (clone-h200.md).
+            sane = checked > start_sim and LEVEL_RANGE[0] < level / max(start_level, 1e-6) < LEVEL_RANGE[1]
+            if sane and score > best_score:
                 best_sim, best_score = checked, score
                 best_mix, best_delta = (t.detach().clone() for t in current())
                 stale = 0
@@ -340,6 +368,7 @@ def fit_voice(
         step_s = forward_s * 3 * cfg.sentences_per_step  # first guess: backward ≈ 2 forwards
         finish_s = 4 * forward_s + 0.5  # a last check, the report's two sentences and the judge
         similarity = ge2e_before
+        skipped = 0
         order = torch.randperm(len(sentences), generator=gen).tolist()
         while step < cfg.steps:
             elapsed = time.perf_counter() - started
@@ -371,7 +400,12 @@ def fit_voice(
                 loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])
             optimiser.zero_grad(set_to_none=True)
             torch.autograd.backward(loss)
-            optimiser.step()
+            if _finite_gradients(optimiser):
+                optimiser.step()
+            else:
+                # A rare non-finite gradient (seen on the GPU) would turn the style into NaN and end the
+                # fit in a crash: skip that update instead.
+                skipped += 1
             step += 1
             similarity = float(sims.detach().mean())
             if step % cfg.check_every == 0:
@@ -383,15 +417,19 @@ def fit_voice(
             if stale >= cfg.patience:
                 break
 
+        if skipped:
+            log.warning("skipped %d of %d fitting steps with non-finite gradients", skipped, step)
         yield FitProgress(step, cfg.steps, similarity, finish_s, "judging")
         if step > checked_at:
             consider()
+        if best_score == -math.inf:
+            log.warning("no fitted state was better than the start; keeping the start")
+        log.info("timbre delta: largest %.2f times the stock spread", float((best_delta[:TIMBRE] / spread).abs().max()))
         ge2e_after, mix, delta = best_sim, best_mix, best_delta
         with torch.no_grad():
             fitted = ((mix[:, None, :] * rows).sum(0) + delta).cpu().numpy().astype(np.float32)
-            start_style = torch.einsum("v,vld->ld", weights, rows)
             prompt_vec = judge.embed(prompt)
-            before_wav, _ = speak(start_style[row_index(check.n_phonemes, rows.shape[1])].unsqueeze(0), check)
+            before_wav = start_wav
             after_wav, _ = speak(torch.from_numpy(fitted[row_index(check.n_phonemes, len(fitted))]).unsqueeze(0).to(device), check)
             before = judge.similarity(judge.embed(before_wav.cpu().numpy()), prompt_vec)
             after = judge.similarity(judge.embed(after_wav.cpu().numpy()), prompt_vec)
@@ -405,6 +443,13 @@ def fit_voice(
         ge2e_after=ge2e_after,
         prompt_pitch_hz=prompt_pitch,
     )
+
+
+def _finite_gradients(optimiser: torch.optim.Optimizer) -> bool:
+    import torch
+
+    grads = [p.grad for group in optimiser.param_groups for p in group["params"] if p.grad is not None]
+    return bool(torch.stack([torch.isfinite(g).all() for g in grads]).all()) if grads else True
 
 
 def run_to_end(job: Iterator[FitProgress | FitResult]) -> FitResult:

@@ -47,6 +47,12 @@ class KokoroModel(nn.Module):
             warnings.filterwarnings("ignore", category=UserWarning, message=".*dropout option adds dropout.*")
             self._build(modules, istftnet)
         _remove_weight_norm(self)
+        # Kokoro keeps the STFT window as a plain attribute, so `.to(device)` would leave it on the CPU
+        # and every STFT would copy it to the GPU (a host sync); as a buffer it moves with the model.
+        stft = self.decoder.generator.stft
+        window = stft.window
+        del stft.window
+        stft.register_buffer("window", window, persistent=False)
         self.deterministic_source = False
         self.source_grad = False
         self.eval()
@@ -174,10 +180,6 @@ class KokoroModel(nn.Module):
     ) -> torch.Tensor:
         # Kokoro's Generator.forward, except for how the harmonic source is made (see the module doc).
         gen = self.decoder.generator
-        if gen.stft.window.device != x.device:
-            # Kokoro keeps the STFT window outside the module's buffers, so `.to(device)` leaves it on the
-            # CPU and every STFT would copy it over; move it once.
-            gen.stft.window = gen.stft.window.to(x.device)
         # Without autograd the vocoder's residual blocks run in place (same arithmetic, fewer big copies).
         resblock = _call_module if torch.is_grad_enabled() else _resblock_in_place
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.source_grad):
