@@ -311,20 +311,15 @@ def write_data(folder: Path) -> None:
     """data.npz: token ids of every text, the stock styles and the targets' prompts."""
     from clone_devset import TARGETS, target
 
+    from voicedesk.core.audio.export import write_wav
+
     folder.mkdir(parents=True, exist_ok=True)
     _, stock = load_stock_only()
     prompts = {n: target(n, cache_folder()).prompt_16k for n in TARGETS}
     np.savez(folder / "data.npz", ids=json.dumps(text_ids()), **{f"stock:{k}": v for k, v in stock.items()},
              **{f"prompt:{k}": v for k, v in prompts.items()})
-    # The bench's and the GPU profile's prompt: a plain WAV (the GPU machine may lack soundfile).
-    import wave
-
-    pcm = (np.clip(prompts["mb-us1"], -1, 1) * 32767).astype("<i2")
-    with wave.open(str(folder / "prompt.wav"), "wb") as out:
-        out.setnchannels(1)
-        out.setsampwidth(2)
-        out.setframerate(16000)
-        out.writeframes(pcm.tobytes())
+    # The bench's and the GPU profile's prompt, 16-bit WAV (read there without soundfile).
+    write_wav(folder / "prompt.wav", prompts["mb-us1"], 16000)
     print("wrote", folder / "data.npz", "and", folder / "prompt.wav")
 
 
@@ -380,7 +375,7 @@ def run_device(args: argparse.Namespace) -> None:
     for _ in fit_voice(model, stock, first, settings=FitSettings(steps=2, seconds=600), ge2e=ge2e, judge=judge,
                        fit_ids=ids["fit"], check_ids=ids["check"]):
         pass
-    for name in names:
+    for index, name in enumerate(names):
         print(f"config {name}", flush=True)
         fitted = fit_all(model, stock, prompts, ids, CONFIGS[name], ge2e, judge,
                          log=lambda s: print(s, flush=True))
@@ -391,9 +386,8 @@ def run_device(args: argparse.Namespace) -> None:
             saved[f"{key}|meta"] = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after",
                                                                   "ge2e_before", "ge2e_after")})
         # A few configurations per file: the GPU machine sends back files of at most 16 MiB.
-        group = names.index(name) // CONFIGS_PER_FILE
-        np.savez(Path(args.out) / f"results-{group}.npz", **saved)
-        if names.index(name) % CONFIGS_PER_FILE == CONFIGS_PER_FILE - 1:
+        np.savez(Path(args.out) / f"results-{index // CONFIGS_PER_FILE}.npz", **saved)
+        if index % CONFIGS_PER_FILE == CONFIGS_PER_FILE - 1:
             saved = dict(shared)
 
 

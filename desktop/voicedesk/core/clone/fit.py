@@ -17,7 +17,8 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   zero. Speech is randomly cropped, scaled and noised before the encoder, so the fit cannot lean on
   one waveform's quirks.
 - A sentence never used for gradients is spoken every few steps; the best fitted state by its
-  GE2E similarity is kept, and the fit stops early when it stops improving.
+  GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
+  start on that sentence and speak at a sane level; if none does, the start is kept.
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
@@ -47,6 +48,8 @@ if TYPE_CHECKING:
 
     from voicedesk.core.clone.ge2e import GE2E
 
+log = logging.getLogger(__name__)
+
 # Short, varied sentences (about 1.6-2 s: one GE2E partial each, so a step costs little on a CPU).
 FIT_TEXTS: tuple[str, ...] = (
     "Bring me a cup of warm tea.",
@@ -57,7 +60,6 @@ FIT_TEXTS: tuple[str, ...] = (
 # Spoken for early stopping and the quality report; never used for gradients.
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
-log = logging.getLogger(__name__)
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 
@@ -268,6 +270,10 @@ def fit_voice(
         base = (mix * rows[:, row_index(n, rows.shape[1])]).sum(0)
         return (base + delta).unsqueeze(0)
 
+    def shape_distance(wav: torch.Tensor) -> torch.Tensor:
+        """Mean squared distance of the speech's spectral shape from the prompt's."""
+        return (spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean()
+
     def pitch_of(f0: torch.Tensor) -> torch.Tensor | None:
         voiced = f0 > F0_VOICED_HZ
         if int(voiced.sum()) < 5:
@@ -287,8 +293,7 @@ def fit_voice(
                 stock_sims.append(sim)
                 lp = pitch_of(f0)
                 distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
-                shape = float((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
-                scores.append(sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * shape)
+                scores.append(sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * float(shape_distance(wav)))
         forward_s = (time.perf_counter() - t0) / len(names)
         score_t = torch.tensor(scores, device=device)
         if cfg.mixture:
@@ -336,8 +341,7 @@ def fit_voice(
                 level = float(wav.square().mean().sqrt())
                 if not cfg.select_spectrum_weight:
                     return sim, sim, level, wav
-                shape = float((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
-                return sim, sim - cfg.select_spectrum_weight * shape, level, wav
+                return sim, sim - cfg.select_spectrum_weight * float(shape_distance(wav)), level, wav
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
@@ -366,7 +370,7 @@ def fit_voice(
             checked_at = step
 
         step_s = forward_s * 3 * cfg.sentences_per_step  # first guess: backward ≈ 2 forwards
-        finish_s = 4 * forward_s + 0.5  # a last check, the report's two sentences and the judge
+        finish_s = 4 * forward_s + 0.5  # a last check, the report's sentence and the judge, with margin
         similarity = ge2e_before
         skipped = 0
         order = torch.randperm(len(sentences), generator=gen).tolist()
@@ -384,7 +388,7 @@ def fit_voice(
                 wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
                 wavs.append(augment(wav, gen) if cfg.augment else wav)
                 if cfg.spectrum_weight:
-                    shape_terms.append((spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean())
+                    shape_terms.append(shape_distance(wav))
                 lp = pitch_of(f0)
                 if lp is not None and log_f0_target is not None:
                     pitch_terms.append((lp - log_f0_target) ** 2)
@@ -429,9 +433,8 @@ def fit_voice(
         with torch.no_grad():
             fitted = ((mix[:, None, :] * rows).sum(0) + delta).cpu().numpy().astype(np.float32)
             prompt_vec = judge.embed(prompt)
-            before_wav = start_wav
             after_wav, _ = speak(torch.from_numpy(fitted[row_index(check.n_phonemes, len(fitted))]).unsqueeze(0).to(device), check)
-            before = judge.similarity(judge.embed(before_wav.cpu().numpy()), prompt_vec)
+            before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
             after = judge.similarity(judge.embed(after_wav.cpu().numpy()), prompt_vec)
     yield FitResult(
         style=fitted,
