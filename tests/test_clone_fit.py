@@ -21,7 +21,14 @@ import pytest
 import soundfile as sf
 
 from voicedesk.core.audio.resample import resample
-from voicedesk.core.clone.fit import FitProgress, FitResult, FitSettings, fit_voice, run_to_end
+from voicedesk.core.clone.fit import (
+    FitProgress,
+    FitResult,
+    FitSettings,
+    fit_voice,
+    run_to_end,
+    transcript_ids,
+)
 
 pytestmark = [
     pytest.mark.slow,
@@ -31,11 +38,13 @@ pytestmark = [
 SMALL = FitSettings(steps=2, seconds=3600, sentences_per_step=1, check_every=1, patience=3, seed=7)
 
 
+PROMPT_WORDS = "The old lighthouse keeper watched the boats come home."
+
+
 @pytest.fixture(scope="module")
 def prompt_path(tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("prompt") / "mb-us2.wav"
-    text = "The old lighthouse keeper watched the boats come home."
-    subprocess.run(["espeak-ng", "-v", "mb-us2", "-w", str(path), text], check=True, capture_output=True)
+    subprocess.run(["espeak-ng", "-v", "mb-us2", "-w", str(path), PROMPT_WORDS], check=True, capture_output=True)
     return path
 
 
@@ -141,6 +150,27 @@ def test_a_fit_that_breaks_the_voice_keeps_the_start(
     assert result.report.after == pytest.approx(result.report.before, abs=0.02)
 
 
+def test_the_prompts_words_take_part_in_the_fit(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult]
+) -> None:
+    said = transcript_ids(PROMPT_WORDS, "en", prompt_16k.size / 16000)
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=SMALL, prompt_ids=said))
+    assert np.isfinite(result.style).all() and result.steps >= 1
+    # The same seed and budget without the words gives another voice: the aligned term moved it.
+    assert not np.array_equal(result.style, small_fit[1].style)
+    assert result.report.after > result.report.before
+
+
+def test_a_transcript_that_cannot_be_the_prompts_is_refused() -> None:
+    from voicedesk.core.errors import InputError
+
+    assert len(transcript_ids(PROMPT_WORDS, "en", 3.0)) > 20
+    with pytest.raises(InputError, match="too few sounds"):
+        transcript_ids("Hi.", "en", 3.0)
+    with pytest.raises(InputError, match="too many sounds"):
+        transcript_ids(PROMPT_WORDS * 3, "en", 3.0)
+
+
 def test_a_step_with_non_finite_gradients_is_recognised() -> None:
     import torch
 
@@ -175,13 +205,19 @@ def _finish(proc: subprocess.Popen[str], timeout: float) -> tuple[str, str]:
 def test_cli_clones_and_saves_the_voice(prompt_path: Path, voicedesk_home: Path) -> None:
     from voicedesk.core.library import VoiceLibrary
 
-    proc = _cli(["clone", str(prompt_path), "--name", "Keeper", "--device", "cpu", "--steps", "1", "--seconds", "3600"], voicedesk_home)
+    proc = _cli(["clone", str(prompt_path), "--name", "Keeper", "--device", "cpu", "--steps", "1", "--seconds", "3600",
+                 "--transcript", PROMPT_WORDS], voicedesk_home)
     out, err = _finish(proc, 1800)
     assert proc.returncode == 0, err
     assert "Saved voice 'Keeper' (1 fitting step," in out and "% before" in out and "% after" in out
     saved = VoiceLibrary().load("Keeper")
     assert saved.style.shape == (510, 256)
     assert {"similarity_before", "similarity_after"} <= set(saved.scores)
+    assert saved.transcript == PROMPT_WORDS
+    # Words that cannot be the recording's are refused before the engine loads.
+    proc = _cli(["clone", str(prompt_path), "--name", "Other", "--transcript", "Hi."], voicedesk_home)
+    out, err = _finish(proc, 300)
+    assert proc.returncode == 2 and "too few sounds" in err and "Traceback" not in err
     # A taken name fails at once, before any fitting, with advice.
     proc = _cli(["clone", str(prompt_path), "--name", "keeper", "--device", "cpu"], voicedesk_home)
     out, err = _finish(proc, 300)

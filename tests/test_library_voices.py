@@ -28,6 +28,7 @@ def make_voice(name: str = "anna", rows: int = 510, seed: int = 0) -> SavedVoice
         prompt_audio=prompt,
         language="en",
         scores={"similarity_before": 0.42, "similarity_after": 0.81, "verdict": "close match", "steps": 100},
+        transcript="Hello — it's me, “Anna”.",
     )
 
 
@@ -41,7 +42,7 @@ def test_save_load_round_trip_is_exact(tmp_path: Path) -> None:
     library.save(original)
     loaded = VoiceLibrary(tmp_path).load("anna")
     assert loaded.name == "anna" and loaded.language == "en" and loaded.created == original.created
-    assert loaded.scores == original.scores
+    assert loaded.scores == original.scores and loaded.transcript == original.transcript
     assert loaded.style.dtype == np.float32 and np.array_equal(loaded.style, original.style)
     assert loaded.prompt_rate == 24000 and loaded.prompt_audio.shape == original.prompt_audio.shape
     assert np.max(np.abs(loaded.prompt_audio - original.prompt_audio)) < 1e-6  # 24-bit FLAC
@@ -168,6 +169,7 @@ def test_invalid_voices_are_refused_on_save(tmp_path: Path) -> None:
         SavedVoice("a", voice.style, np.zeros(0, np.float32)),
         SavedVoice("a", voice.style, voice.prompt_audio, scores={"x": [1, 2]}),  # type: ignore[dict-item]
         SavedVoice("a", voice.style, voice.prompt_audio, created="soon"),
+        SavedVoice("a", voice.style, voice.prompt_audio, transcript="word " * 1000),
     ]
     for bad in bad_voices:
         with pytest.raises(InputError):

@@ -87,6 +87,21 @@ CONFIGS: dict[str, FitSettings] = {
     "4-sentences-40-steps": FitSettings(seconds=600, sentences_per_step=4, steps=40),
     "4-sentences-voiced": FitSettings(seconds=600, sentences_per_step=4, spectrum_voiced=True),
     "4-sentences-voiced-10-steps": FitSettings(seconds=600, sentences_per_step=4, spectrum_voiced=True, steps=10),
+    # The prompt's words known (typed or transcribed): also speak them, pull the envelope frame by frame.
+    # (The aligned distance is 7-19 per coefficient between a stock voice and a target: weights are small.)
+    "said-0.01": FitSettings(seconds=600, prompt_weight=0.01),
+    "said-0.03": FitSettings(seconds=600, prompt_weight=0.03),
+    "said-0.1": FitSettings(seconds=600, prompt_weight=0.1),
+    "said-0.03-no-encoder": FitSettings(seconds=600, prompt_weight=0.03, prompt_in_encoder=False),
+    "said-0.03-1-sentence": FitSettings(seconds=600, prompt_weight=0.03, sentences_per_step=1),
+    "said-start": FitSettings(seconds=600, start_prompt_penalty=0.02),
+    "said-select": FitSettings(seconds=600, select_prompt_weight=0.02),
+    "said-0.03-start-select": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                          select_prompt_weight=0.02),
+    "default-seed1": FitSettings(seconds=600, seed=1),
+    "said-0.03-seed1": FitSettings(seconds=600, prompt_weight=0.03, seed=1),
+    "said-0.03-start-select-seed1": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                                select_prompt_weight=0.02, seed=1),
 }
 
 
@@ -118,7 +133,7 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
         t0 = time.perf_counter()
         result: FitResult | None = None
         for item in fit_voice(model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge,
-                              fit_ids=ids["fit"], check_ids=ids["check"]):
+                              fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=ids.get("prompt")):
             if isinstance(item, FitResult):
                 result = item
         assert result is not None
@@ -137,12 +152,13 @@ def _mix(start: dict[str, float]) -> str:
 
 
 def text_ids() -> dict[str, Any]:
-    from clone_devset import HELD_OUT, WER_EXTRA
+    from clone_devset import HELD_OUT, PROMPT_TEXT, WER_EXTRA
 
     from voicedesk.core.clone.fit import text_ids as ids_of
 
     return {"fit": [ids_of(t) for t in FIT_TEXTS], "check": ids_of(CHECK_TEXT),
-            "held_out": [ids_of(t) for t in HELD_OUT], "wer_extra": [ids_of(t) for t in WER_EXTRA]}
+            "held_out": [ids_of(t) for t in HELD_OUT], "wer_extra": [ids_of(t) for t in WER_EXTRA],
+            "prompt": ids_of(PROMPT_TEXT)}
 
 
 # -- scoring (this machine: judge + Whisper) -----------------------------------------------------------

@@ -19,6 +19,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--name", required=True, help="name for the new voice in the library")
     parser.add_argument("--language", choices=("en", "ja", "zh"), default="en",
                         help="the language the voice will usually speak (default en)")
+    parser.add_argument("--transcript", default="", metavar="TEXT",
+                        help="what the recording says, word for word (optional): the fit then also compares "
+                             "the voice with the recording sound by sound, which makes closer clones")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--steps", type=int, help="most fitting steps (default 20)")
     parser.add_argument("--seconds", type=float, help="time budget in seconds for the whole clone (default 60)")
@@ -46,7 +49,7 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 def clone(args: argparse.Namespace) -> int:
     from voicedesk.core.audio.intake import load_prompt
-    from voicedesk.core.clone.fit import FitResult, fit_voice
+    from voicedesk.core.clone.fit import FitResult, fit_voice, transcript_ids
     from voicedesk.core.clone.report import percent
     from voicedesk.core.clone.saving import saved_voice
     from voicedesk.core.engine import Engine
@@ -64,13 +67,14 @@ def clone(args: argparse.Namespace) -> int:
     prompt = load_prompt(args.prompt)
     for notice in prompt.notices:
         print(f"Note: {notice}", file=sys.stderr)
+    said = transcript_ids(args.transcript, args.language, prompt.speech_seconds) if args.transcript.strip() else None
 
     started = time.perf_counter()
     engine = Engine.load(device=args.device)
     print(f"Fitting on {engine.device} ({engine.device_reason}).", file=sys.stderr)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     result: FitResult | None = None
-    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings)
+    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, prompt_ids=said)
     try:
         for item in job:
             if isinstance(item, FitResult):
@@ -84,7 +88,7 @@ def clone(args: argparse.Namespace) -> int:
         job.close()  # on Ctrl-C, ends the fit now; nothing has been saved
     if result is None:
         raise RuntimeError("the fit ended without a result")
-    library.save(saved_voice(name, result, prompt, args.language))
+    library.save(saved_voice(name, result, prompt, args.language, args.transcript))
     report = result.report
     steps = f"{result.steps} fitting step{'' if result.steps == 1 else 's'}"
     print(f"Saved voice {name!r} ({steps}, {time.perf_counter() - started:.0f} s).")

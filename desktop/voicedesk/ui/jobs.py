@@ -69,17 +69,21 @@ class CloneOutcome:
     seconds: float
 
 
-def clone(engine: Any, prompt: Any, name: str, steps: int | None) -> Generator[Any, None, CloneOutcome]:
-    """Fit a voice to `prompt` (an intake Prompt), then save it in the library as `name`."""
-    from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
-    from voicedesk.core.library.voicefile import SavedVoice
+def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: str = "",
+          language: str = "en") -> Generator[Any, None, CloneOutcome]:
+    """Fit a voice to `prompt` (an intake Prompt), then save it in the library as `name`.
+    `transcript`, if given, is what the prompt says (checked before the fit starts)."""
+    from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice, transcript_ids
+    from voicedesk.core.clone.saving import saved_voice
     from voicedesk.core.library.voices import VoiceLibrary
 
+    said = transcript_ids(transcript, language, prompt.speech_seconds) if transcript.strip() else None
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     settings = FitSettings(steps=steps) if steps else None
     result: FitResult | None = None
     ge2e, judge = clone_tools(str(engine.device))
-    fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, ge2e=ge2e, judge=judge)
+    fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, ge2e=ge2e, judge=judge,
+                    prompt_ids=said)
     with _closing(fit):
         for item in fit:
             if isinstance(item, FitResult):
@@ -88,19 +92,7 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None) -> Generator[A
                 yield item
     if result is None:
         raise RuntimeError("the fit ended without a result")
-    voice = SavedVoice(
-        name=name,
-        style=result.style,
-        prompt_audio=prompt.audio,
-        prompt_rate=prompt.sample_rate,
-        scores={
-            "similarity_before": round(result.report.before, 4),
-            "similarity_after": round(result.report.after, 4),
-            "steps": result.steps,
-            "seconds": round(result.seconds, 1),
-        },
-    )
-    saved = VoiceLibrary(reserved_names=stock).save(voice)
+    saved = VoiceLibrary(reserved_names=stock).save(saved_voice(name, result, prompt, language, transcript))
     return CloneOutcome(saved, result.report, result.seconds)
 
 

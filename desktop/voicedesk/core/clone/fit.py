@@ -87,6 +87,12 @@ class FitSettings:
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
     start_spectrum_penalty: float = 0.0  # per unit of spectral-shape distance, when ranking them
     select_spectrum_weight: float = 0.0  # ... when picking the best checked state (0: GE2E alone)
+    # When the prompt's words are known: speak them too and pull the speech's spectral envelope, frame by
+    # frame along a time alignment, toward the prompt's (align.py); and let the encoder hear them.
+    prompt_weight: float = 0.0
+    prompt_in_encoder: bool = True
+    start_prompt_penalty: float = 0.0  # rank stock voices on the prompt's words, minus this × that distance
+    select_prompt_weight: float = 0.0  # ... and pick the best checked state by GE2E minus this × it
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     tf32: bool = False  # let CUDA convolutions and matmuls use TF32 (10-bit mantissa) while fitting
     # Bound the timbre delta to this many times the stock voices' spread in each dimension (0: free).
@@ -141,12 +147,38 @@ class _Sentence:
     n_phonemes: int
 
 
-def text_ids(text: str) -> list[int]:
-    """Kokoro token ids (no boundary pads) of an English sentence."""
+def text_ids(text: str, language: str = "en") -> list[int]:
+    """Kokoro token ids (no boundary pads) of a sentence."""
     from voicedesk.core.text.phonemize import phonemize
     from voicedesk.core.text.vocab import phoneme_ids
 
-    return phoneme_ids("".join(chunk.phonemes for chunk in phonemize(text, "en")))
+    return phoneme_ids(" ".join(chunk.phonemes for chunk in phonemize(text, language)))
+
+
+MAX_TRANSCRIPT_IDS = 500  # Kokoro speaks at most 510 tokens in one go
+# Phonemes per second of speech: read speech runs at 10-15; far outside that, the words are not the clip's.
+TRANSCRIPT_RATE = (4.0, 30.0)
+
+
+def transcript_ids(text: str, language: str, speech_seconds: float) -> list[int]:
+    """Token ids of what the prompt says, checked against how long the prompt speaks.
+
+    A transcript of other words would pull the voice toward the wrong sounds, so one whose length
+    cannot match the recording is refused with advice rather than used."""
+    from voicedesk.core.errors import InputError
+
+    ids = text_ids(text, language)
+    if len(ids) > MAX_TRANSCRIPT_IDS:
+        raise InputError("The transcript is too long for one clip; give only the words the recording says.")
+    rate = len(ids) / max(speech_seconds, 1e-3)
+    low, high = TRANSCRIPT_RATE
+    if not low <= rate <= high:
+        amount = "too few" if rate < low else "too many"
+        raise InputError(
+            f"The transcript has {amount} sounds for {speech_seconds:.1f} s of speech; type exactly what the "
+            "recording says, or leave the transcript empty."
+        )
+    return ids
 
 
 def _sentence(ids: Sequence[int], device: torch.device) -> _Sentence:
@@ -225,15 +257,19 @@ def fit_voice(
     judge: Judge | None = None,
     fit_ids: Sequence[Sequence[int]] | None = None,
     check_ids: Sequence[int] | None = None,
+    prompt_ids: Sequence[int] | None = None,
 ) -> Generator[FitProgress | FitResult, None, None]:
     """Fit a style to `prompt_16k` (mono float32, 16 kHz) with the Kokoro `model`.
 
     `stock` maps voice names to their [L, 256] styles. The model speaks English fitting sentences
     whatever the prompt's language (timbre does not depend on it); `fit_ids` / `check_ids` replace
-    them with token ids. Yields FitProgress per step, then one FitResult.
+    them with token ids. `prompt_ids` are the token ids of what the prompt says, when known: the
+    fit then also compares the model's speech of those words with the prompt, sound by sound.
+    Yields FitProgress per step, then one FitResult.
     """
     import torch
 
+    from voicedesk.core.clone.align import aligned_distance, envelope
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.torch_audio import augment, resample_24k_to_16k
 
@@ -254,6 +290,9 @@ def fit_voice(
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
     with torch.no_grad():
         target_shape = spectral_shape(ge2e, torch.from_numpy(prompt).to(device), cfg.spectrum_voiced)
+        target_envelope = envelope(ge2e.mel(torch.from_numpy(prompt).to(device).unsqueeze(0))[0])
+    uses_words = cfg.prompt_weight or cfg.start_prompt_penalty or cfg.select_prompt_weight
+    said = _sentence(prompt_ids, device) if (prompt_ids and uses_words) else None
     sentences = [_sentence(ids, device) for ids in (fit_ids or [text_ids(t) for t in FIT_TEXTS])]
     check = _sentence(check_ids or text_ids(CHECK_TEXT), device)
     names = list(stock)
@@ -274,6 +313,10 @@ def fit_voice(
         """Mean squared distance of the speech's spectral shape from the prompt's."""
         return (spectral_shape(ge2e, wav, cfg.spectrum_voiced) - target_shape).square().mean()
 
+    def said_distance(wav: torch.Tensor) -> torch.Tensor:
+        """Aligned envelope distance of the model's speech of the prompt's words from the prompt."""
+        return aligned_distance(envelope(ge2e.mel(wav.unsqueeze(0))[0]), target_envelope)
+
     def pitch_of(f0: torch.Tensor) -> torch.Tensor | None:
         voiced = f0 > F0_VOICED_HZ
         if int(voiced.sum()) < 5:
@@ -281,19 +324,23 @@ def fit_voice(
         return torch.log(f0[voiced]).mean()
 
     with _fitting_mode(model, ge2e, cfg.source_grad, cfg.tf32):
-        # Rank the stock voices on the first fitting sentence.
+        # Rank the stock voices on the first fitting sentence (on the prompt's words, if asked and known).
         t0 = time.perf_counter()
         scores: list[float] = []
         stock_sims: list[float] = []
+        ranked_on = said if (said and cfg.start_prompt_penalty) else sentences[0]
         with torch.no_grad():
             for v in range(len(names)):
                 onehot = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
-                wav, f0 = speak(row(onehot, torch.zeros(256, device=device), sentences[0].n_phonemes), sentences[0])
+                wav, f0 = speak(row(onehot, torch.zeros(256, device=device), ranked_on.n_phonemes), ranked_on)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 stock_sims.append(sim)
                 lp = pitch_of(f0)
                 distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
-                scores.append(sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * float(shape_distance(wav)))
+                score = sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * float(shape_distance(wav))
+                if ranked_on is said:
+                    score -= cfg.start_prompt_penalty * float(said_distance(wav))
+                scores.append(score)
         forward_s = (time.perf_counter() - t0) / len(names)
         score_t = torch.tensor(scores, device=device)
         if cfg.mixture:
@@ -339,9 +386,11 @@ def fit_voice(
                 wav, _ = speak(row(mix, delta, check.n_phonemes), check)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 level = float(wav.square().mean().sqrt())
-                if not cfg.select_spectrum_weight:
-                    return sim, sim, level, wav
-                return sim, sim - cfg.select_spectrum_weight * float(shape_distance(wav)), level, wav
+                score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
+                if said and cfg.select_prompt_weight:
+                    spoken, _ = speak(row(mix, delta, said.n_phonemes), said)
+                    score -= cfg.select_prompt_weight * float(said_distance(spoken))
+                return sim, score, level, wav
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
@@ -383,10 +432,13 @@ def fit_voice(
             picked = [sentences[order[(step * cfg.sentences_per_step + k) % len(order)]] for k in range(cfg.sentences_per_step)]
             if cfg.join_sentences and len(picked) > 1:
                 picked = [_joined(picked)]
-            wavs, pitch_terms, shape_terms = [], [], []
-            for sentence in picked:
+            wavs, pitch_terms, shape_terms, said_terms = [], [], [], []
+            for sentence in [*picked, *([said] if (said and cfg.prompt_weight) else [])]:
                 wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
-                wavs.append(augment(wav, gen) if cfg.augment else wav)
+                if sentence is said:
+                    said_terms.append(said_distance(wav))
+                if sentence is not said or cfg.prompt_in_encoder:
+                    wavs.append(augment(wav, gen) if cfg.augment else wav)
                 if cfg.spectrum_weight:
                     shape_terms.append(shape_distance(wav))
                 lp = pitch_of(f0)
@@ -399,6 +451,8 @@ def fit_voice(
                 loss = loss + cfg.pitch_weight * torch.stack(pitch_terms).mean()
             if shape_terms:
                 loss = loss + cfg.spectrum_weight * torch.stack(shape_terms).mean()
+            if said_terms:
+                loss = loss + cfg.prompt_weight * said_terms[0]
             loss = loss + cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum())
             if cfg.self_weight and len(wavs) > 1:
                 loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])

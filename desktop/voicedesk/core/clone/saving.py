@@ -8,14 +8,16 @@ from voicedesk.core.clone.fit import FitResult
 from voicedesk.core.library.voicefile import SavedVoice
 
 
-def saved_voice(name: str, result: FitResult, prompt: Any, language: str = "en") -> SavedVoice:
-    """A SavedVoice for `result`; `prompt` is the intake Prompt the fit was made from."""
+def saved_voice(name: str, result: FitResult, prompt: Any, language: str = "en", transcript: str = "") -> SavedVoice:
+    """A SavedVoice for `result`; `prompt` is the intake Prompt the fit was made from, `transcript`
+    what it says (if the user gave it)."""
     return SavedVoice(
         name=name,
         style=result.style,
         prompt_audio=prompt.audio,
         prompt_rate=prompt.sample_rate,
         language=language,
+        transcript=transcript.strip(),
         scores={
             "similarity_before": round(result.report.before, 4),
             "similarity_after": round(result.report.after, 4),

@@ -1,6 +1,7 @@
 """The `.vdvoice` file: one saved voice in a zip, the same format in the library and for export.
 
-Members: `meta.json` (format, version, name, language, created, scores), `style.npy` (float32
+Members: `meta.json` (format, version, name, language, created, scores, and the transcript of the
+prompt when there is one), `style.npy` (float32
 `[L, 256]`, loaded with pickles disabled) and `prompt.flac` (the normalised prompt). Decoding treats
 the bytes as hostile: sizes are checked before anything is inflated, every field is validated, and any
 failure becomes one `CorruptVoiceFile` error naming the file.
@@ -30,6 +31,7 @@ STYLE_WIDTH = 256
 MAX_STYLE_ROWS = 512
 MAX_PROMPT_SECONDS = 35.0
 MAX_FILE_BYTES = 24 * 1024 * 1024
+MAX_TRANSCRIPT_CHARS = 2000
 _MEMBER_LIMITS = {
     "meta.json": 64 * 1024,
     "style.npy": MAX_STYLE_ROWS * STYLE_WIDTH * 4 + 4096,
@@ -55,6 +57,7 @@ class SavedVoice:
     created: str = field(default_factory=lambda: datetime.now().astimezone().isoformat(timespec="seconds"))
     scores: dict[str, Score] = field(default_factory=dict)
     prompt_rate: int = 24000
+    transcript: str = ""  # what the prompt says, when the user gave it
 
 
 def check_style(style: npt.ArrayLike) -> FloatArray:
@@ -85,7 +88,10 @@ def check_voice(voice: SavedVoice) -> SavedVoice:
         raise InputError(f"Invalid language code {voice.language!r}.")
     _check_created(voice.created)
     scores = _check_scores(voice.scores)
-    return SavedVoice(voice.name, style, audio, voice.language, voice.created, scores, int(voice.prompt_rate))
+    if not isinstance(voice.transcript, str) or len(voice.transcript) > MAX_TRANSCRIPT_CHARS:
+        raise InputError(f"The transcript must be text of at most {MAX_TRANSCRIPT_CHARS} characters.")
+    return SavedVoice(voice.name, style, audio, voice.language, voice.created, scores, int(voice.prompt_rate),
+                      voice.transcript)
 
 
 def _check_created(value: object) -> None:
@@ -124,6 +130,8 @@ def encode(voice: SavedVoice) -> bytes:
         "created": voice.created,
         "scores": voice.scores,
     }
+    if voice.transcript:
+        meta["transcript"] = voice.transcript
     style_bytes = io.BytesIO()
     np.save(style_bytes, voice.style, allow_pickle=False)
     flac = io.BytesIO()
@@ -212,4 +220,5 @@ def _decode(data: bytes) -> SavedVoice:
     name, language, created = meta.get("name"), meta.get("language"), meta.get("created")
     if not isinstance(name, str) or not isinstance(language, str) or not isinstance(created, str):
         raise InputError("its name, language or creation date is missing")
-    return check_voice(SavedVoice(name, style, audio, language, created, meta.get("scores", {}), rate))
+    transcript = meta.get("transcript", "")
+    return check_voice(SavedVoice(name, style, audio, language, created, meta.get("scores", {}), rate, transcript))

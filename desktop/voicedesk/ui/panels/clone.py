@@ -51,6 +51,17 @@ class ClonePanel(Card):
         row.addWidget(self.cancel_button)
         self.body.addLayout(row)
 
+        # Optional: with the prompt's words the fit also compares sounds one by one (closer clones).
+        said_row = QHBoxLayout()
+        said_row.setSpacing(8)
+        said_row.addWidget(QLabel("Says"))
+        self.transcript_edit = QLineEdit()
+        self.transcript_edit.setObjectName("promptTranscript")
+        self.transcript_edit.setPlaceholderText("What the recording says, word for word (optional; makes a closer clone)")
+        self.transcript_edit.setMaxLength(400)
+        said_row.addWidget(self.transcript_edit, 1)
+        self.body.addLayout(said_row)
+
         progress_row = QHBoxLayout()
         self.progress = QProgressBar()
         self.progress.setObjectName("cloneProgress")
@@ -85,7 +96,8 @@ class ClonePanel(Card):
         if problem:
             self.verdict.setText(problem)
             return None
-        job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps))
+        transcript = self.transcript_edit.text()
+        job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps, transcript))
         job.progress.connect(self._progress)
         job.result.connect(self._done)
         job.failed.connect(self._failed)
