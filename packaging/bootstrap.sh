@@ -4,7 +4,7 @@
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 venv="$root/.venv"
-extra=""
+extra="[transcribe]"  # the prompt transcriber (core/clone/words.py); the frozen build leaves it out
 [ "${1:-}" = "--dev" ] && extra="[dev]"
 stamp="$venv/.voicedesk-installed$extra"
 py="${PYTHON:-python3}"

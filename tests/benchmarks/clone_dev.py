@@ -54,6 +54,8 @@ BASELINE = FitSettings(
 _B = replace(BASELINE, mixture=True, pitch_penalty=0.5)
 _C = replace(_B, pitch_weight=1.0)
 _D = replace(_C, augment=True, sentences_per_step=2, patience=2)
+# Before the prompt's words had weights of their own (sweep 5 configurations start from this).
+WORDLESS = FitSettings(seconds=600, prompt_weight=0.0, start_prompt_penalty=0.0, select_prompt_weight=0.0)
 CONFIGS: dict[str, FitSettings] = {
     "A-prototype": BASELINE,
     "B-pitch-aware-mixture-start": _B,
@@ -89,17 +91,41 @@ CONFIGS: dict[str, FitSettings] = {
     "4-sentences-voiced-10-steps": FitSettings(seconds=600, sentences_per_step=4, spectrum_voiced=True, steps=10),
     # The prompt's words known (typed or transcribed): also speak them, pull the envelope frame by frame.
     # (The aligned distance is 7-19 per coefficient between a stock voice and a target: weights are small.)
-    "said-0.01": FitSettings(seconds=600, prompt_weight=0.01),
-    "said-0.03": FitSettings(seconds=600, prompt_weight=0.03),
-    "said-0.1": FitSettings(seconds=600, prompt_weight=0.1),
-    "said-0.03-no-encoder": FitSettings(seconds=600, prompt_weight=0.03, prompt_in_encoder=False),
-    "said-0.03-1-sentence": FitSettings(seconds=600, prompt_weight=0.03, sentences_per_step=1),
-    "said-start": FitSettings(seconds=600, start_prompt_penalty=0.02),
-    "said-select": FitSettings(seconds=600, select_prompt_weight=0.02),
-    "said-0.03-start-select": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
-                                          select_prompt_weight=0.02),
+    "said-0.01": replace(WORDLESS, prompt_weight=0.01),
+    "said-0.03": replace(WORDLESS, prompt_weight=0.03),
+    "said-0.1": replace(WORDLESS, prompt_weight=0.1),
+    "said-0.03-no-encoder": replace(WORDLESS, prompt_weight=0.03, prompt_in_encoder=False),
+    "said-0.03-1-sentence": replace(WORDLESS, prompt_weight=0.03, sentences_per_step=1),
+    "said-start": replace(WORDLESS, start_prompt_penalty=0.02),
+    "said-select": replace(WORDLESS, select_prompt_weight=0.02),
+    "said-0.03-start-select": replace(WORDLESS, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                      select_prompt_weight=0.02),
+    "said-only": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02, select_prompt_weight=0.02,
+                             sentences_per_step=0),
+    "said-only-seed1": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                   select_prompt_weight=0.02, sentences_per_step=0, seed=1),
+    "said-0.1-start-select": FitSettings(seconds=600, prompt_weight=0.1, start_prompt_penalty=0.02,
+                                         select_prompt_weight=0.02),
+    "said-0.1-start-select-seed1": FitSettings(seconds=600, prompt_weight=0.1, start_prompt_penalty=0.02,
+                                               select_prompt_weight=0.02, seed=1),
+    "said-0.03-start-select-0.05": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.05,
+                                               select_prompt_weight=0.05),
+    "said-0.03-start-select-12-steps": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                                   select_prompt_weight=0.02, steps=12, check_every=4),
+    "said-0.03-start-select-seed2": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                                select_prompt_weight=0.02, seed=2),
+    "default-seed2": FitSettings(seconds=600, seed=2),
+    # The shipped settings with the words: typed (the dev set's text) or heard (Whisper tiny.en, as the
+    # app does when none are typed).
+    "words": FitSettings(seconds=600),
+    "words-seed1": FitSettings(seconds=600, seed=1),
+    "words-heard": FitSettings(seconds=600),
+    "words-heard-seed1": FitSettings(seconds=600, seed=1),
+    "said-only-0.1": FitSettings(seconds=600, sentences_per_step=0),
+    "said-only-0.1-heard": FitSettings(seconds=600, sentences_per_step=0),
+    "said-only-0.1-seed1": FitSettings(seconds=600, sentences_per_step=0, seed=1),
     "default-seed1": FitSettings(seconds=600, seed=1),
-    "said-0.03-seed1": FitSettings(seconds=600, prompt_weight=0.03, seed=1),
+    "said-0.03-seed1": replace(WORDLESS, prompt_weight=0.03, seed=1),
     "said-0.03-start-select-seed1": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
                                                 select_prompt_weight=0.02, seed=1),
 }
@@ -125,15 +151,47 @@ def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0) -> np.nd
     return out.audio.float().cpu().numpy()
 
 
+def words_kind(config: str) -> str:
+    """Which words of the prompt a configuration fits with: "typed" (the dev set's text), "heard" (what
+    Whisper tiny.en transcribed, as the app does when none are typed) or "none"."""
+    if config.endswith("-heard"):
+        return "heard"
+    return "typed" if config.startswith(("said", "words")) else "none"
+
+
+def words_of(config: str, ids: dict[str, Any], name: str) -> list[int] | None:
+    kind = words_kind(config)
+    if kind == "none":
+        return None
+    return ids["heard"][name] if kind == "heard" else ids["prompt"]
+
+
+def heard_ids(prompts: dict[str, np.ndarray]) -> dict[str, list[int] | None]:
+    """Per target, the token ids of what the app's transcriber hears in its prompt (None: unusable)."""
+    from voicedesk.core.clone.fit import transcript_ids
+    from voicedesk.core.clone.words import transcribe
+    from voicedesk.core.errors import InputError
+
+    out: dict[str, list[int] | None] = {}
+    for name, prompt in prompts.items():
+        text = transcribe(prompt)
+        try:
+            out[name] = transcript_ids(text, "en", prompt.size / 16000)
+        except InputError:
+            out[name] = None
+        print(f"  heard in {name}: {text!r}", flush=True)
+    return out
+
+
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
-            settings: FitSettings, ge2e: Any, judge: Any, log: Any = print) -> dict[str, Any]:
+            config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None) -> dict[str, Any]:
     """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times."""
     out: dict[str, Any] = {}
     for name, prompt in prompts.items():
         t0 = time.perf_counter()
         result: FitResult | None = None
-        for item in fit_voice(model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge,
-                              fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=ids.get("prompt")):
+        for item in fit_voice(model, stock, prompt, settings=settings or CONFIGS[config], ge2e=ge2e, judge=judge,
+                              fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=words_of(config, ids, name)):
             if isinstance(item, FitResult):
                 result = item
         assert result is not None
@@ -280,9 +338,11 @@ def run_cpu(args: argparse.Namespace) -> None:
     model, stock = load_local()
     ids = text_ids()
     prompts = {n: target(n, cache_folder()).prompt_16k for n in names}
+    if words_kind(args.config) == "heard":
+        ids["heard"] = heard_ids(prompts)
     settings = replace(CONFIGS[args.config], **({"steps": args.steps} if args.steps else {}),
                        **({"seconds": args.seconds} if args.seconds else {}))
-    fitted = fit_all(model, stock, prompts, ids, settings, GE2E(), Judge())
+    fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings)
     stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
     scorer = Scorer()
     result = score(scorer, stock_audio, fitted)
@@ -332,7 +392,8 @@ def write_data(folder: Path) -> None:
     folder.mkdir(parents=True, exist_ok=True)
     _, stock = load_stock_only()
     prompts = {n: target(n, cache_folder()).prompt_16k for n in TARGETS}
-    np.savez(folder / "data.npz", ids=json.dumps(text_ids()), **{f"stock:{k}": v for k, v in stock.items()},
+    ids = {**text_ids(), "heard": heard_ids(prompts)}
+    np.savez(folder / "data.npz", ids=json.dumps(ids), **{f"stock:{k}": v for k, v in stock.items()},
              **{f"prompt:{k}": v for k, v in prompts.items()})
     # The bench's and the GPU profile's prompt, 16-bit WAV (read there without soundfile).
     write_wav(folder / "prompt.wav", prompts["mb-us1"], 16000)
@@ -393,8 +454,7 @@ def run_device(args: argparse.Namespace) -> None:
         pass
     for index, name in enumerate(names):
         print(f"config {name}", flush=True)
-        fitted = fit_all(model, stock, prompts, ids, CONFIGS[name], ge2e, judge,
-                         log=lambda s: print(s, flush=True))
+        fitted = fit_all(model, stock, prompts, ids, name, ge2e, judge, log=lambda s: print(s, flush=True))
         for target_name, r in fitted.items():
             key = f"fit|{name}|{target_name}"
             for k, a in enumerate(r["audio"]):

@@ -20,8 +20,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("--language", choices=("en", "ja", "zh"), default="en",
                         help="the language the voice will usually speak (default en)")
     parser.add_argument("--transcript", default="", metavar="TEXT",
-                        help="what the recording says, word for word (optional): the fit then also compares "
-                             "the voice with the recording sound by sound, which makes closer clones")
+                        help="what the recording says, word for word: the fit then also compares the voice "
+                             "with the recording sound by sound, which makes closer clones (default: what the "
+                             "transcriber hears in an English recording, when it is installed)")
     parser.add_argument("--device", choices=("auto", "cpu", "cuda"), default="auto")
     parser.add_argument("--steps", type=int, help="most fitting steps (default 20)")
     parser.add_argument("--seconds", type=float, help="time budget in seconds for the whole clone (default 60)")
@@ -49,9 +50,10 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 def clone(args: argparse.Namespace) -> int:
     from voicedesk.core.audio.intake import load_prompt
-    from voicedesk.core.clone.fit import FitResult, fit_voice, transcript_ids
+    from voicedesk.core.clone.fit import FitResult, fit_voice
     from voicedesk.core.clone.report import percent
     from voicedesk.core.clone.saving import saved_voice
+    from voicedesk.core.clone.words import prompt_words, within_budget
     from voicedesk.core.engine import Engine
     from voicedesk.core.engine.voices import stock_voice_names
     from voicedesk.core.errors import InputError
@@ -67,14 +69,19 @@ def clone(args: argparse.Namespace) -> int:
     prompt = load_prompt(args.prompt)
     for notice in prompt.notices:
         print(f"Note: {notice}", file=sys.stderr)
-    said = transcript_ids(args.transcript, args.language, prompt.speech_seconds) if args.transcript.strip() else None
+    words = prompt_words(prompt, args.transcript, args.language)
+    if words.notice:
+        print(f"Note: {words.notice}", file=sys.stderr)
+    elif words.heard:
+        print(f"Heard: “{words.text}” (if that is wrong, give the words with --transcript).", file=sys.stderr)
+    settings = within_budget(settings, words)
 
     started = time.perf_counter()
     engine = Engine.load(device=args.device)
     print(f"Fitting on {engine.device} ({engine.device_reason}).", file=sys.stderr)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     result: FitResult | None = None
-    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, prompt_ids=said)
+    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, prompt_ids=words.ids)
     try:
         for item in job:
             if isinstance(item, FitResult):
@@ -88,7 +95,7 @@ def clone(args: argparse.Namespace) -> int:
         job.close()  # on Ctrl-C, ends the fit now; nothing has been saved
     if result is None:
         raise RuntimeError("the fit ended without a result")
-    library.save(saved_voice(name, result, prompt, args.language, args.transcript))
+    library.save(saved_voice(name, result, prompt, args.language, words.text))
     report = result.report
     steps = f"{result.steps} fitting step{'' if result.steps == 1 else 's'}"
     print(f"Saved voice {name!r} ({steps}, {time.perf_counter() - started:.0f} s).")

@@ -67,23 +67,26 @@ class CloneOutcome:
     voice: Any  # the SavedVoice now in the library
     report: Any  # its QualityReport
     seconds: float
+    words: Any = None  # the PromptWords the fit used
 
 
 def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: str = "",
           language: str = "en") -> Generator[Any, None, CloneOutcome]:
     """Fit a voice to `prompt` (an intake Prompt), then save it in the library as `name`.
-    `transcript`, if given, is what the prompt says (checked before the fit starts)."""
-    from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice, transcript_ids
+    `transcript`, if given, is what the prompt says (checked before the fit starts); else the words
+    are transcribed when the transcriber is installed."""
+    from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
     from voicedesk.core.clone.saving import saved_voice
+    from voicedesk.core.clone.words import prompt_words, within_budget
     from voicedesk.core.library.voices import VoiceLibrary
 
-    said = transcript_ids(transcript, language, prompt.speech_seconds) if transcript.strip() else None
+    words = prompt_words(prompt, transcript, language)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
-    settings = FitSettings(steps=steps) if steps else None
+    settings = within_budget(FitSettings(steps=steps) if steps else FitSettings(), words)
     result: FitResult | None = None
     ge2e, judge = clone_tools(str(engine.device))
     fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, ge2e=ge2e, judge=judge,
-                    prompt_ids=said)
+                    prompt_ids=words.ids)
     with _closing(fit):
         for item in fit:
             if isinstance(item, FitResult):
@@ -92,8 +95,8 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
                 yield item
     if result is None:
         raise RuntimeError("the fit ended without a result")
-    saved = VoiceLibrary(reserved_names=stock).save(saved_voice(name, result, prompt, language, transcript))
-    return CloneOutcome(saved, result.report, result.seconds)
+    saved = VoiceLibrary(reserved_names=stock).save(saved_voice(name, result, prompt, language, words.text))
+    return CloneOutcome(saved, result.report, result.seconds, words)
 
 
 def describe_fit_progress(progress: Any) -> str:

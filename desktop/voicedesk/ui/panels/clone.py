@@ -57,7 +57,8 @@ class ClonePanel(Card):
         said_row.addWidget(QLabel("Says"))
         self.transcript_edit = QLineEdit()
         self.transcript_edit.setObjectName("promptTranscript")
-        self.transcript_edit.setPlaceholderText("What the recording says, word for word (optional; makes a closer clone)")
+        self.transcript_edit.setPlaceholderText(
+            "What the recording says, word for word (optional: English is transcribed when left empty)")
         self.transcript_edit.setMaxLength(400)
         said_row.addWidget(self.transcript_edit, 1)
         self.body.addLayout(said_row)
@@ -133,7 +134,10 @@ class ClonePanel(Card):
         self.progress.setRange(0, 1)
         self.progress.setValue(1)
         self.eta.setText(f"Done in {outcome.seconds:.0f} s")
-        self.verdict.setText(f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}")
+        words = outcome.words
+        heard = f" Heard: “{words.text}”." if (words and words.heard and words.ids) else ""
+        notice = f" {words.notice}" if (words and words.notice) else ""
+        self.verdict.setText(f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}{heard}{notice}")
         self.context.voices_changed.emit(outcome.voice.name)
 
     def _failed(self, exc: BaseException) -> None:
