@@ -14,7 +14,7 @@ import pytest
 import soundfile as sf
 from pytestqt.qtbot import QtBot
 
-from ui_support import close_window, open_window, speak_prompt, wait_job, warmed
+from ui_support import PROMPT_TEXT, close_window, open_window, speak_prompt, wait_job, warmed
 from voicedesk.core.library.voices import VoiceLibrary
 from voicedesk.ui.stall import StallMeter
 
@@ -57,6 +57,7 @@ def test_prompt_clone_speak_export_and_replay_after_restart(
 
     # 2. Clone with a tiny step budget; the event loop keeps ticking meanwhile.
     window.clone.name_edit.setText("harbour")
+    qtbot.keyClicks(window.clone.transcript_edit, PROMPT_TEXT)  # what the recording says
     window.clone.steps = 2
     meter.start()
     began = time.perf_counter()
@@ -65,7 +66,7 @@ def test_prompt_clone_speak_export_and_replay_after_restart(
     clone_s = time.perf_counter() - began
     clone_stall, clone_stalls = meter.stop(), meter.stalls
     assert "Similarity to the prompt" in window.clone.verdict.text(), window.clone.verdict.text()
-    assert VoiceLibrary().exists("harbour")
+    assert VoiceLibrary().load("harbour").transcript == PROMPT_TEXT
     assert window.voices.current is not None and window.voices.current.name == "harbour"
     assert window.speak.voice_label.text() == "Voice: harbour"
 

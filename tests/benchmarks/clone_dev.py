@@ -55,7 +55,8 @@ _B = replace(BASELINE, mixture=True, pitch_penalty=0.5)
 _C = replace(_B, pitch_weight=1.0)
 _D = replace(_C, augment=True, sentences_per_step=2, patience=2)
 # Before the prompt's words had weights of their own (sweep 5 configurations start from this).
-WORDLESS = FitSettings(seconds=600, prompt_weight=0.0, start_prompt_penalty=0.0, select_prompt_weight=0.0)
+WORDLESS = FitSettings(seconds=600, prompt_weight=0.0, start_prompt_penalty=0.0, select_prompt_weight=0.0,
+                       sentences_with_words=2)
 CONFIGS: dict[str, FitSettings] = {
     "A-prototype": BASELINE,
     "B-pitch-aware-mixture-start": _B,
@@ -101,33 +102,39 @@ CONFIGS: dict[str, FitSettings] = {
     "said-0.03-start-select": replace(WORDLESS, prompt_weight=0.03, start_prompt_penalty=0.02,
                                       select_prompt_weight=0.02),
     "said-only": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02, select_prompt_weight=0.02,
-                             sentences_per_step=0),
+                             sentences_with_words=0),
     "said-only-seed1": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
-                                   select_prompt_weight=0.02, sentences_per_step=0, seed=1),
+                                   select_prompt_weight=0.02, sentences_with_words=0, seed=1),
     "said-0.1-start-select": FitSettings(seconds=600, prompt_weight=0.1, start_prompt_penalty=0.02,
-                                         select_prompt_weight=0.02),
+                                         select_prompt_weight=0.02, sentences_with_words=2),
     "said-0.1-start-select-seed1": FitSettings(seconds=600, prompt_weight=0.1, start_prompt_penalty=0.02,
-                                               select_prompt_weight=0.02, seed=1),
+                                               select_prompt_weight=0.02, sentences_with_words=2, seed=1),
     "said-0.03-start-select-0.05": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.05,
-                                               select_prompt_weight=0.05),
+                                               select_prompt_weight=0.05, sentences_with_words=2),
     "said-0.03-start-select-12-steps": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
-                                                   select_prompt_weight=0.02, steps=12, check_every=4),
-    "said-0.03-start-select-seed2": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
-                                                select_prompt_weight=0.02, seed=2),
-    "default-seed2": FitSettings(seconds=600, seed=2),
-    # The shipped settings with the words: typed (the dev set's text) or heard (Whisper tiny.en, as the
-    # app does when none are typed).
-    "words": FitSettings(seconds=600),
-    "words-seed1": FitSettings(seconds=600, seed=1),
-    "words-heard": FitSettings(seconds=600),
-    "words-heard-seed1": FitSettings(seconds=600, seed=1),
-    "said-only-0.1": FitSettings(seconds=600, sentences_per_step=0),
-    "said-only-0.1-heard": FitSettings(seconds=600, sentences_per_step=0),
-    "said-only-0.1-seed1": FitSettings(seconds=600, sentences_per_step=0, seed=1),
-    "default-seed1": FitSettings(seconds=600, seed=1),
-    "said-0.03-seed1": replace(WORDLESS, prompt_weight=0.03, seed=1),
+                                                   select_prompt_weight=0.02, sentences_with_words=2, steps=12,
+                                                   check_every=4),
     "said-0.03-start-select-seed1": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
-                                                select_prompt_weight=0.02, seed=1),
+                                                select_prompt_weight=0.02, sentences_with_words=2, seed=1),
+    "said-0.03-start-select-seed2": FitSettings(seconds=600, prompt_weight=0.03, start_prompt_penalty=0.02,
+                                                select_prompt_weight=0.02, sentences_with_words=2, seed=2),
+    "said-0.03-seed1": replace(WORDLESS, prompt_weight=0.03, seed=1),
+    "default-seed1": FitSettings(seconds=600, seed=1),
+    "default-seed2": FitSettings(seconds=600, seed=2),
+    # The word weights as shipped, with two fitting sentences a step besides the words: the words typed
+    # (the dev set's text) or heard (Whisper tiny.en, as the app does when none are typed).
+    "words": FitSettings(seconds=600, sentences_with_words=2),
+    "words-seed1": FitSettings(seconds=600, sentences_with_words=2, seed=1),
+    "words-heard": FitSettings(seconds=600, sentences_with_words=2),
+    "words-heard-seed1": FitSettings(seconds=600, sentences_with_words=2, seed=1),
+    # As shipped: the words alone each step.
+    "said-only-0.1": FitSettings(seconds=600),
+    "said-only-0.1-seed1": FitSettings(seconds=600, seed=1),
+    "said-only-0.1-heard": FitSettings(seconds=600),
+    "said-only-0.1-heard-seed1": FitSettings(seconds=600, seed=1),
+    "said-only-0.1-15-steps-heard": FitSettings(seconds=600, steps=15),
+    "said-only-0.1-15-steps-heard-seed1": FitSettings(seconds=600, steps=15, seed=1),
+    "said-only-0.1-12-steps-heard": FitSettings(seconds=600, steps=12, check_every=4),
 }
 
 

@@ -75,6 +75,9 @@ class FitSettings:
     lr_prosody: float = 0.0  # 0: the prosody half stays a mixture of the stock voices' (see fit_voice)
     lr_mixture: float = 0.1
     sentences_per_step: int = 2
+    # ... when the prompt's words are known: those words alone made the better fit in the same time
+    # (CPU 60 s: 0.45 of the gap against 0.32 with two sentences more a step; clone-dev.md, sweep 5).
+    sentences_with_words: int = 0
     join_sentences: bool = True  # speak a step's sentences as one utterance: one forward instead of several
     pitch_weight: float = 1.0
     reg_weight: float = 0.01
@@ -421,7 +424,7 @@ def fit_voice(
 
         # With the prompt's words, a step may speak those alone (sentences_per_step 0).
         speaks_said = bool(said and cfg.prompt_weight)
-        per_step = cfg.sentences_per_step if speaks_said else max(1, cfg.sentences_per_step)
+        per_step = cfg.sentences_with_words if speaks_said else max(1, cfg.sentences_per_step)
         step_s = forward_s * 3 * (per_step + speaks_said)  # first guess: backward ≈ 2 forwards
         finish_s = 4 * forward_s + 0.5  # a last check, the report's sentence and the judge, with margin
         similarity = ge2e_before
