@@ -135,7 +135,7 @@ class ClonePanel(Card):
         self.progress.setValue(1)
         self.eta.setText(f"Done in {outcome.seconds:.0f} s")
         words = outcome.words
-        heard = f" Heard: “{words.text}”." if (words and words.heard and words.ids) else ""
+        heard = f" Heard: “{words.text}”" if (words and words.heard and words.ids) else ""
         notice = f" {words.notice}" if (words and words.notice) else ""
         self.verdict.setText(f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}{heard}{notice}")
         self.context.voices_changed.emit(outcome.voice.name)
