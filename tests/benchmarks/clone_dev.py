@@ -175,18 +175,13 @@ def words_of(config: str, ids: dict[str, Any], name: str) -> list[int] | None:
 
 def heard_ids(prompts: dict[str, np.ndarray]) -> dict[str, list[int] | None]:
     """Per target, the token ids of what the app's transcriber hears in its prompt (None: unusable)."""
-    from voicedesk.core.clone.fit import transcript_ids
-    from voicedesk.core.clone.words import transcribe
-    from voicedesk.core.errors import InputError
+    from voicedesk.core.clone.words import hear
 
     out: dict[str, list[int] | None] = {}
     for name, prompt in prompts.items():
-        text = transcribe(prompt)
-        try:
-            out[name] = transcript_ids(text, "en", prompt.size / 16000)
-        except InputError:
-            out[name] = None
-        print(f"  heard in {name}: {text!r}", flush=True)
+        words = hear(prompt, prompt.size / 16000)
+        out[name] = words.ids
+        print(f"  heard in {name}: {words.text!r} {words.notice}", flush=True)
     return out
 
 

@@ -251,30 +251,26 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
     if not settings.quick:
         progress("Warming up cloning (one step)…")
         run_to_end(fit_voice(engine.model, stock, prompt, settings=FitSettings(steps=1, check_every=1,
-                   seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_heard(prompt)[1]))
+                   seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_heard(prompt).ids))
     progress(f"Timing a clone ({timed.steps} steps at most, {timed.seconds:g} s budget)…")
     started = time.perf_counter()
-    heard, ids = _heard(prompt)  # as the app does: listening is part of the clone's time
-    result = run_to_end(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge, prompt_ids=ids))
+    words = _heard(prompt)  # as the app does: listening is part of the clone's time
+    result = run_to_end(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge,
+                                  prompt_ids=words.ids))
     sync()
     out["clone_s"] = time.perf_counter() - started
-    out["clone"] = {"prompt": origin, "prompt_s": len(prompt) / 16000, "steps": result.steps, "words": heard,
+    out["clone"] = {"prompt": origin, "prompt_s": len(prompt) / 16000, "steps": result.steps, "words": words.text or None,
                     "budget_steps": timed.steps, "budget_s": timed.seconds,
                     "judge_before": result.report.before, "judge_after": result.report.after}
 
 
-def _heard(prompt_16k: Any) -> tuple[str | None, list[int] | None]:
-    """What the transcriber hears in the bench prompt and its token ids (None, None without it)."""
-    from voicedesk.core.clone.fit import transcript_ids
-    from voicedesk.core.clone.words import transcribe, transcriber_available
+def _heard(prompt_16k: Any) -> Any:
+    """The PromptWords the app would hear in the bench prompt (none without the transcriber)."""
+    from voicedesk.core.clone.words import PromptWords, hear, transcriber_available
 
     if not transcriber_available():
-        return None, None
-    text = transcribe(prompt_16k)
-    try:
-        return text, transcript_ids(text, "en", len(prompt_16k) / 16000)
-    except VoiceDeskError:
-        return text, None
+        return PromptWords("", None, heard=False)
+    return hear(prompt_16k, len(prompt_16k) / 16000)
 
 
 def format_table(result: dict[str, Any]) -> str:

@@ -68,10 +68,18 @@ def prompt_words(prompt: Any, typed: str, language: str, listen: bool = True) ->
         return PromptWords(typed.strip(), transcript_ids(typed, language, prompt.speech_seconds), heard=False)
     if not listen or language != "en" or not transcriber_available():
         return PromptWords("", None, heard=False)
+    return hear(prompt.audio_16k(), prompt.speech_seconds)
+
+
+def hear(audio_16k: NDArray[np.float32], speech_seconds: float) -> PromptWords:
+    """What the transcriber hears in an English prompt (mono, 16 kHz), as token ids the fit can use;
+    unusable or failed listening gives no words and a notice, never an error."""
+    from voicedesk.core.clone.fit import transcript_ids
+
     started = time.perf_counter()
     try:
-        heard = transcribe(prompt.audio_16k())
-        ids = transcript_ids(heard, language, prompt.speech_seconds) if heard else None
+        heard = transcribe(audio_16k)
+        ids = transcript_ids(heard, "en", speech_seconds) if heard else None
     except InputError as exc:
         return PromptWords("", None, True, f"The words heard in the recording were not used: {exc}",
                            time.perf_counter() - started)
