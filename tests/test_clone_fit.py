@@ -161,6 +161,43 @@ def test_the_prompts_words_take_part_in_the_fit(
     assert result.report.after > result.report.before
 
 
+def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> None:
+    # The fit speaks the prompt's words through FixedUtterance (on CUDA, as graph replays): the same
+    # speech and the same style gradient as the whole model at those durations.
+    import torch
+
+    from voicedesk.core.clone.fit import text_ids
+    from voicedesk.core.clone.torch_audio import resample_24k_to_16k
+    from voicedesk.core.clone.utterance import FixedUtterance
+
+    model = cpu_engine.model
+    said = text_ids(PROMPT_WORDS)
+    ids = torch.tensor([[0, *said, 0]])
+    start = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(said))
+    moved = start + 0.05 * torch.randn(start.shape, generator=torch.Generator().manual_seed(1))
+    model.deterministic_source = True
+    try:
+        utterance = FixedUtterance(model, ids, start)
+        durations = model.infer(ids, start).durations
+
+        def gradient(speak: Any) -> tuple[torch.Tensor, torch.Tensor]:
+            row = moved.clone().requires_grad_(True)
+            wav, f0 = speak(row)
+            (grad,) = torch.autograd.grad(wav.square().mean() + 1e-4 * f0.mean(), row)
+            return wav.detach(), grad
+
+        wav, grad = gradient(utterance)
+        expected_wav, expected_grad = gradient(
+            lambda row: (lambda out: (resample_24k_to_16k(out.audio), out.f0))(model.synthesize(ids, row, durations=durations))
+        )
+    finally:
+        model.deterministic_source = False
+    assert utterance.frames.shape[0] == int(durations.sum())  # the timing stays the start's
+    assert torch.allclose(wav, expected_wav, atol=1e-5)
+    assert torch.isfinite(grad).all() and grad.abs().sum() > 0
+    assert torch.allclose(grad, expected_grad, rtol=1e-3, atol=1e-7)
+
+
 def test_a_transcript_that_cannot_be_the_prompts_is_refused() -> None:
     from voicedesk.core.errors import InputError
 

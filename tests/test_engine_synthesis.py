@@ -103,6 +103,28 @@ def test_in_place_vocoder_blocks_equal_kokoros(cpu_engine: Any) -> None:
         assert torch.equal(got, expected)
 
 
+def test_graph_safe_pieces_equal_kokoros(cpu_engine: Any) -> None:
+    # The unpacked prosody encoder and the inverse STFT without torch.istft's host-side check must
+    # compute what Kokoro's own modules compute.
+    from voicedesk.core.engine.model import _inverse_stft
+
+    model = cpu_engine.model
+    ids = cpu_engine.token_ids(PHONEMES)
+    style = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(PHONEMES))
+    n = ids.shape[1]
+    with torch.inference_mode():
+        text = model.encode_text(ids)
+        expected = model.predictor.text_encoder(
+            text.d_en, style[:, 128:], torch.tensor([n]), torch.zeros(1, n, dtype=torch.bool)
+        )
+        assert torch.allclose(model.prosody_features(text, style[:, 128:]), expected, atol=1e-5)
+        stft = model.decoder.generator.stft
+        torch.manual_seed(0)
+        magnitude, phase = torch.rand(1, 11, 300) * 3, torch.randn(1, 11, 300)
+        reference = torch.istft(torch.polar(magnitude, phase), 20, 5, 20, window=stft.window)
+        assert torch.allclose(_inverse_stft(magnitude, phase, stft.window, 5).reshape(-1), reference[0], atol=1e-5)
+
+
 def test_the_stft_window_moves_with_the_model(cpu_engine: Any) -> None:
     # Kokoro keeps it as a plain attribute; left on the CPU, every STFT on the GPU copied it over.
     model = cpu_engine.model

@@ -135,6 +135,22 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-15-steps-heard": FitSettings(seconds=600, steps=15),
     "said-only-0.1-15-steps-heard-seed1": FitSettings(seconds=600, steps=15, seed=1),
     "said-only-0.1-12-steps-heard": FitSettings(seconds=600, steps=12, check_every=4),
+    # Sweep 6: more steps with the words (the words' aligned distance is a target no encoder made).
+    "said-only-0.1-40-steps": FitSettings(seconds=600, steps=40, patience=99),
+    "said-only-0.1-80-steps": FitSettings(seconds=600, steps=80, patience=99, check_every=10),
+    "said-only-0.3-40-steps": FitSettings(seconds=600, steps=40, patience=99, prompt_weight=0.3),
+    "said-only-1.0-40-steps": FitSettings(seconds=600, steps=40, patience=99, prompt_weight=1.0),
+    "said-only-0.1-80-steps-lr-0.05": FitSettings(seconds=600, steps=80, patience=99, check_every=10,
+                                                  lr_timbre=0.05, lr_mixture=0.05),
+    "said-only-0.1-40-steps-reg-0.001": FitSettings(seconds=600, steps=40, patience=99, reg_weight=0.001),
+    "said-only-0.1-40-steps-seed1": FitSettings(seconds=600, steps=40, patience=99, seed=1),
+    "words-40-steps": FitSettings(seconds=600, steps=40, patience=99, sentences_with_words=2),
+    # The words' timing fixed at the start's and their pass replayed as CUDA graphs (utterance.py), against
+    # the whole model each step as before.
+    "said-only-0.1-whole-model": FitSettings(seconds=600, fixed_timing=False),
+    "said-only-0.1-fixed-eager": FitSettings(seconds=600, cuda_graph=False),
+    "said-only-0.1-40-steps-lr-0.05": FitSettings(seconds=600, steps=40, patience=99, lr_timbre=0.05,
+                                                  lr_mixture=0.05),
 }
 
 

@@ -212,6 +212,57 @@ def profile_fit(engine: Any, prompt_path: Path | None) -> dict[str, Any]:
     return found
 
 
+def profile_fit_pass(engine: Any, repeats: int) -> dict[str, Any]:
+    """One fitting pass (style row → 16 kHz speech → a loss → gradient of the row) on the prompt's words:
+    as the fit ran it before (the whole model, durations predicted anew), with the timing fixed and the
+    words' features computed once (eager), and that pass replayed as CUDA graphs; outputs and gradients
+    compared with the source's randomness off."""
+    import torch
+
+    from voicedesk.core.clone.fit import _fitting_mode
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.torch_audio import resample_24k_to_16k
+    from voicedesk.core.clone.utterance import FixedUtterance
+    from voicedesk.core.text import phonemize
+
+    model = engine.model
+    phonemes = "".join(chunk.phonemes for chunk in phonemize(PROFILED, "en"))
+    ids = engine.token_ids(phonemes)
+    start = engine.style_tensor(engine.stock_voice(VOICE), len(phonemes))
+
+    def step(speak: Callable[[torch.Tensor], Any]) -> tuple[torch.Tensor, torch.Tensor]:
+        row = start.clone().requires_grad_(True)
+        wav, f0 = speak(row)
+        loss = wav.square().mean() + 1e-4 * f0.mean()
+        (grad,) = torch.autograd.grad(loss, row)
+        return wav.detach().clone(), grad
+
+    def whole(row: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        out = model.synthesize(ids, row)
+        return resample_24k_to_16k(out.audio), out.f0
+
+    found: dict[str, Any] = {"text": PROFILED}
+    model.deterministic_source = True
+    try:
+        with _fitting_mode(model, GE2E(engine.device), source_grad=False):
+            fixed = FixedUtterance(model, ids, start)
+            started = time.perf_counter()
+            graphed = FixedUtterance(model, ids, start, graph=engine.device == "cuda")
+            _sync()
+            found["graph_build_s"] = time.perf_counter() - started
+            for name, speak in (("whole_model", whole), ("fixed_eager", fixed), ("fixed_graphed", graphed)):
+                step(speak)
+                found[f"{name}_s"] = wall(lambda speak=speak: step(speak), repeats)
+            (a, _), (b, gb), (c, gc) = step(whole), step(fixed), step(graphed)
+            found["max_abs_diff_fixed"] = float((a - b).abs().max())
+            found["max_abs_diff_graphed"] = float((b - c).abs().max())
+            found["grad_rel_diff_graphed"] = float((gb - gc).norm() / gb.norm())
+            found["speedup_graphed"] = found["whole_model_s"] / found["fixed_graphed_s"]
+    finally:
+        model.deterministic_source = False
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompt", type=Path)
@@ -236,6 +287,7 @@ def main() -> None:
         ("synthesis", lambda: profile_synthesis(engine, style, args.repeats)),
         ("decoder_graph", lambda: profile_decoder_graph(engine, style, args.repeats)
          if engine.device == "cuda" else {"skipped": "CUDA graphs need CUDA"}),
+        ("fit_pass", lambda: profile_fit_pass(engine, args.repeats)),
         ("autotuner", lambda: profile_autotuner(engine, style)),
         ("fit", lambda: profile_fit(engine, args.prompt)),
     ):

@@ -97,6 +97,10 @@ class FitSettings:
     prompt_in_encoder: bool = True
     start_prompt_penalty: float = 0.02  # rank stock voices on the prompt's words, minus this × that distance
     select_prompt_weight: float = 0.02  # ... and pick the best checked state by GE2E minus this × it
+    # With the words: their timing fixed from the start and the style-independent part computed once
+    # (utterance.py), so that on CUDA the pass from style to speech replays as a CUDA graph.
+    fixed_timing: bool = True
+    cuda_graph: bool = True
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     tf32: bool = False  # let CUDA convolutions and matmuls use TF32 (10-bit mantissa) while fitting
     # Bound the timbre delta to this many times the stock voices' spread in each dimension (0: free).
@@ -276,6 +280,7 @@ def fit_voice(
     from voicedesk.core.clone.align import aligned_distance, envelope
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.torch_audio import augment, resample_24k_to_16k
+    from voicedesk.core.clone.utterance import FixedUtterance
 
     cfg = settings or FitSettings()
     if not stock:
@@ -382,6 +387,18 @@ def fit_voice(
             halves = [torch.softmax(lg, 0)[:, None].expand(-1, TIMBRE) for lg in (logits_t, logits_p)]
             return torch.cat(halves, dim=1), torch.cat([timbre_delta(), d_prosody])
 
+        # The prompt's words, spoken by every step and check from here on: timing fixed at the start's.
+        utterance: FixedUtterance | None = None
+        if said and cfg.fixed_timing:
+            with torch.no_grad():
+                start_row = row(*current(), said.n_phonemes)
+            utterance = FixedUtterance(model, said.ids, start_row, graph=device.type == "cuda" and cfg.cuda_graph,
+                                       rng=None if device.type == "cuda" else gen)
+
+        def speak_said(style: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            assert said is not None
+            return utterance(style) if utterance else speak(style, said)
+
         def check_similarity() -> tuple[float, float, float, torch.Tensor]:
             """On the check sentence: GE2E similarity, the score that picks the best state, the speech's
             RMS level, and the speech."""
@@ -392,7 +409,7 @@ def fit_voice(
                 level = float(wav.square().mean().sqrt())
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
                 if said and cfg.select_prompt_weight:
-                    spoken, _ = speak(row(mix, delta, said.n_phonemes), said)
+                    spoken, _ = speak_said(row(mix, delta, said.n_phonemes))
                     score -= cfg.select_prompt_weight * float(said_distance(spoken))
                 return sim, score, level, wav
 
@@ -441,7 +458,8 @@ def fit_voice(
                 picked = [_joined(picked)]
             wavs, pitch_terms, shape_terms, said_terms = [], [], [], []
             for sentence in [*picked, *([said] if speaks_said else [])]:
-                wav, f0 = speak(row(mix, delta, sentence.n_phonemes), sentence)
+                style = row(mix, delta, sentence.n_phonemes)
+                wav, f0 = speak_said(style) if sentence is said else speak(style, sentence)
                 if sentence is said:
                     said_terms.append(said_distance(wav))
                 if sentence is not said or cfg.prompt_in_encoder:

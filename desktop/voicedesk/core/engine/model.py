@@ -34,6 +34,14 @@ class KokoroOutput:
     raw_durations: torch.Tensor | None = None  # [T] before rounding; None when durations were given
 
 
+@dataclass
+class TextFeatures:
+    """What a pass computes from the token ids alone, whatever the style."""
+
+    d_en: torch.Tensor  # [1, 512, T] ALBERT's features, projected
+    t_en: torch.Tensor  # [1, 512, T] the decoder's text encoding
+
+
 class KokoroModel(nn.Module):
     """ALBERT + duration/prosody predictor + text encoder + iSTFTNet decoder (weight norm folded)."""
 
@@ -112,31 +120,63 @@ class KokoroModel(nn.Module):
             raise InputError(f"Too many phonemes for one chunk ({n_tokens - 2}; at most {MAX_PHONEMES}).")
         if speed <= 0:
             raise InputError("Speed must be a positive number (1.0 is normal).")
-        device = input_ids.device
-        lengths = torch.full((1,), n_tokens, dtype=torch.long)  # LSTM packing wants lengths on the CPU
-        text_mask = torch.zeros((1, n_tokens), dtype=torch.bool, device=device)
+        text = self.encode_text(input_ids)
         prosody_style = ref_s[:, TIMBRE_DIM:]
-
-        hidden = self.bert(input_ids, attention_mask=torch.ones_like(input_ids))
-        d_en = self.bert_encoder(hidden).transpose(-1, -2)
-        d = self.predictor.text_encoder(d_en, prosody_style, lengths, text_mask)
+        d = self.prosody_features(text, prosody_style)
         raw_durations = None
         if durations is None:
-            x, _ = self.predictor.lstm(d)
-            raw_durations = (
-                (torch.sigmoid(self.predictor.duration_proj(x)).sum(dim=-1) / speed).squeeze(0).detach()
-            )
+            raw_durations = self.predict_durations(d, speed)
             durations = torch.round(raw_durations).clamp(min=1).long()
         elif durations.shape != (n_tokens,):
             raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
+        audio, f0 = self.speak_frames(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng)
+        return KokoroOutput(audio=audio, durations=durations, f0=f0, raw_durations=raw_durations)
 
-        # Repeating each token's features for its frames equals Kokoro's one-hot alignment matmul.
-        en = torch.repeat_interleave(d.transpose(-1, -2), durations, dim=-1)
+    def predict_durations(self, d: torch.Tensor, speed: float = 1.0) -> torch.Tensor:
+        """[T] frames per token, unrounded and without gradient, from `prosody_features`."""
+        x, _ = self.predictor.lstm(d)
+        return (torch.sigmoid(self.predictor.duration_proj(x)).sum(dim=-1) / speed).squeeze(0).detach()
+
+    def encode_text(self, input_ids: torch.Tensor) -> TextFeatures:
+        """The style-independent part of a pass: ALBERT's features and the decoder's text encoding."""
+        n_tokens = int(input_ids.shape[1])
+        lengths = torch.full((1,), n_tokens, dtype=torch.long)  # LSTM packing wants lengths on the CPU
+        text_mask = torch.zeros((1, n_tokens), dtype=torch.bool, device=input_ids.device)
+        hidden = self.bert(input_ids, attention_mask=torch.ones_like(input_ids))
+        d_en = self.bert_encoder(hidden).transpose(-1, -2)
+        return TextFeatures(d_en=d_en, t_en=self.text_encoder(input_ids, lengths, text_mask))
+
+    def prosody_features(self, text: TextFeatures, prosody_style: torch.Tensor) -> torch.Tensor:
+        """[1, T, 640] per-token features for durations, F0 and energy: Kokoro's DurationEncoder for
+        one full-length sequence, where its LSTM packing changes nothing; without packing the pass
+        makes no host copies, so it can run inside a CUDA graph."""
+        encoder = self.predictor.text_encoder
+        x = text.d_en.transpose(-1, -2)  # [1, T, 512]
+        s = prosody_style[:, None, :].expand(-1, x.shape[1], -1)
+        x = torch.cat([x, s], dim=-1)
+        for block in encoder.lstms:
+            if isinstance(block, nn.LSTM):
+                x, _ = block(x)
+            else:  # AdaLayerNorm, then the style appended again
+                x = torch.cat([block(x, prosody_style), s], dim=-1)
+        return x
+
+    def speak_frames(
+        self,
+        text: TextFeatures,
+        d: torch.Tensor,
+        frames: torch.Tensor,
+        ref_s: torch.Tensor,
+        rng: torch.Generator | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Audio [samples] and F0 [1, 2 × frames] for a fixed alignment: `frames` [F] gives the token
+        each 25 ms frame speaks. No step reads back from the device, so on CUDA it can be graphed."""
+        prosody_style = ref_s[:, TIMBRE_DIM:]
+        en = d.transpose(-1, -2).index_select(-1, frames)
         f0, noise = self.predictor.F0Ntrain(en, prosody_style)
-        t_en = self.text_encoder(input_ids, lengths, text_mask)
-        asr = torch.repeat_interleave(t_en, durations, dim=-1)
+        asr = text.t_en.index_select(-1, frames)
         audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
-        return KokoroOutput(audio=audio.reshape(-1), durations=durations, f0=f0, raw_durations=raw_durations)
+        return audio.reshape(-1), f0
 
     @torch.inference_mode()
     def infer(
@@ -201,8 +241,7 @@ class KokoroModel(nn.Module):
         half = gen.post_n_fft // 2 + 1
         spec = torch.exp(x[:, :half, :])
         phase = torch.sin(x[:, half:, :])
-        audio: torch.Tensor = gen.stft.inverse(spec, phase)
-        return audio
+        return _inverse_stft(spec, phase, gen.stft.window, gen.stft.hop_length)
 
     def _harmonic_source(self, f0_up: torch.Tensor, rng: torch.Generator | None) -> torch.Tensor:
         """Kokoro's SineGen + SourceModuleHnNSF: F0 [1, samples, 1] → merged excitation [1, samples, 1]."""
@@ -268,6 +307,27 @@ def load_model(device: str | torch.device = "cpu") -> KokoroModel:
             f"unexpected); delete {weights.cache_path().parent} and run again."
         )
     return model.to(device)
+
+
+def frame_tokens(durations: torch.Tensor) -> torch.Tensor:
+    """[frames] the token each frame speaks: token t repeated durations[t] times (Kokoro's one-hot
+    alignment matmul, as an index)."""
+    return torch.repeat_interleave(torch.arange(durations.shape[0], device=durations.device), durations)
+
+
+def _inverse_stft(magnitude: torch.Tensor, phase: torch.Tensor, window: torch.Tensor, hop: int) -> torch.Tensor:
+    """`torch.istft` (centred, one-sided) as inverse FFT and overlap-add. `torch.istft` checks the window
+    envelope with a read back to the host, which a CUDA graph cannot hold; the envelope of a Hann
+    window at this hop never vanishes inside the trimmed signal, so the check is not needed here."""
+    n_fft = window.shape[0]
+    frames = torch.fft.irfft(torch.polar(magnitude, phase), n=n_fft, dim=1) * window[:, None]  # [1, n_fft, F]
+    n_frames = frames.shape[-1]
+    length = n_fft + hop * (n_frames - 1)
+    fold = {"output_size": (1, length), "kernel_size": (1, n_fft), "stride": (1, hop)}
+    signal = F.fold(frames, **fold)
+    envelope = F.fold(window.square()[None, :, None].expand(1, n_fft, n_frames), **fold)
+    half = n_fft // 2  # trimmed before dividing: the envelope is zero at the very edges
+    return (signal[..., half : length - half] / envelope[..., half : length - half]).reshape(1, 1, -1)
 
 
 def _call_module(block: nn.Module, x: torch.Tensor, style: torch.Tensor) -> torch.Tensor:
