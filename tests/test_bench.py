@@ -27,6 +27,7 @@ from voicedesk.core.bench.run import NOT_ON_CPU, format_table
 pytestmark = pytest.mark.slow
 
 BLOCKED = ("soundfile", "sounddevice", "PySide6")
+SAMPLE_WORDS = "The quick morning train left the station right on time."  # what sample-prompt.flac says
 RUN_WITHOUT = f"""
 import sys
 for name in {BLOCKED!r}:
@@ -59,7 +60,8 @@ def prompt_wav(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def quick_result(prompt_wav: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     env = {**os.environ, "VOICEDESK_HOME": str(tmp_path_factory.mktemp("bench-home"))}
-    args = ["bench", "--json", "--quick", "--device", "cpu", "--repeats", "1", "--prompt", str(prompt_wav)]
+    args = ["bench", "--json", "--quick", "--device", "cpu", "--repeats", "1", "--prompt", str(prompt_wav),
+            "--transcript", SAMPLE_WORDS]
     done = subprocess.run([sys.executable, "-c", RUN_WITHOUT, *args], env=env, capture_output=True, text=True,
                           timeout=1800)
     assert done.returncode == 0, done.stderr
@@ -84,6 +86,7 @@ def test_quick_bench_reports_every_measure(quick_result: dict[str, Any]) -> None
     assert 2.0 < r["paragraph_audio_s"] < 15.0 and r["first_audio_s"] < r["paragraph_s"]
     assert r["clone"]["prompt"].endswith("prompt.wav") and r["clone"]["prompt_s"] == pytest.approx(3.0, abs=0.01)
     assert 0 <= r["clone"]["steps"] <= 1
+    assert r["clone"]["words"] == SAMPLE_WORDS  # typed words are used as given, as the app does
     ort = r["onnxruntime"]["rtf_median"]
     assert positive(ort["onnxruntime"]) and positive(ort["pytorch"])
     assert r["ours_vs_onnxruntime"] == pytest.approx(ort["pytorch"] / ort["onnxruntime"])

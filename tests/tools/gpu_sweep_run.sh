@@ -4,6 +4,7 @@
 # names from tests/benchmarks/clone_dev.py, at most SWEEP_S seconds).
 # Needs both halves of the bench payload in /tmp/carry/{a,b}: here, `python tests/tools/gpu_bench_carry.py
 # pack` and `python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b`.
+# BENCH=1 clones the prompt with its words typed (TRANSCRIPT; the GPU machine has no transcriber).
 # Usage: [PROFILE=1] [BENCH=1] [DOCTOR=1] [SWEEP_S=300] bash tests/tools/gpu_sweep_run.sh [CONFIGS]
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -21,6 +22,7 @@ if [ -n "${PROFILE:-}" ]; then
 fi
 if [ -n "${BENCH:-}" ]; then
   timeout 330 python3 -m voicedesk bench --json --device cuda --repeats "${REPEATS:-3}" --prompt /tmp/carry/b/prompt.wav \
+    --transcript "${TRANSCRIPT:-The old lighthouse keeper watched the boats come home.}" \
     > "$OUT/bench-h200.json" 2> "$OUT/bench-h200.err"
   echo "bench rc=$?"; tail -3 "$OUT/bench-h200.err"
 fi

@@ -22,6 +22,8 @@ def register(subparsers: Any) -> None:
                         help="a short run: shorter paragraph, one clone step, no cold load")
     parser.add_argument("--prompt", type=Path,
                         help="a recording to clone (a .wav needs no extra libraries; default: the sample prompt)")
+    parser.add_argument("--transcript", default="",
+                        help="what the prompt says, in English (default: what the transcriber hears, if installed)")
     parser.set_defaults(handler=bench)
 
 
@@ -42,7 +44,8 @@ def bench(args: argparse.Namespace) -> int:
 
     if not 1 <= args.repeats <= 100:
         raise InputError("--repeats must be between 1 and 100.")
-    settings = BenchSettings(device=args.device, repeats=args.repeats, quick=args.quick, prompt=args.prompt)
+    settings = BenchSettings(device=args.device, repeats=args.repeats, quick=args.quick, prompt=args.prompt,
+                             transcript=args.transcript)
     result = run_bench(settings, progress=lambda line: print(line, file=sys.stderr, flush=True))
     if args.json:
         print(json.dumps(_finite(result), indent=2))

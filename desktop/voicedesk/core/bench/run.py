@@ -53,6 +53,7 @@ class BenchSettings:
     repeats: int = 3
     quick: bool = False  # a short paragraph, one clone step, no cold load, no warm-up clone
     prompt: Path | None = None  # a recording to clone (WAV needs no soundfile); default: the sample prompt
+    transcript: str = ""  # what the prompt says; empty: what the transcriber hears (none without it)
 
 
 def _median_time(fn: Callable[[], Any], repeats: int, sync: Callable[[], None]) -> tuple[float, Any]:
@@ -251,10 +252,10 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
     if not settings.quick:
         progress("Warming up cloning (one step)…")
         run_to_end(fit_voice(engine.model, stock, prompt, settings=FitSettings(steps=1, check_every=1,
-                   seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_heard(prompt).ids))
+                   seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_words(prompt, settings.transcript).ids))
     progress(f"Timing a clone ({timed.steps} steps at most, {timed.seconds:g} s budget)…")
     started = time.perf_counter()
-    words = _heard(prompt)  # as the app does: listening is part of the clone's time
+    words = _words(prompt, settings.transcript)  # as the app does: listening is part of the clone's time
     result = run_to_end(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge,
                                   prompt_ids=words.ids))
     sync()
@@ -264,13 +265,12 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
                     "judge_before": result.report.before, "judge_after": result.report.after}
 
 
-def _heard(prompt_16k: Any) -> Any:
-    """The PromptWords the app would hear in the bench prompt (none without the transcriber)."""
-    from voicedesk.core.clone.words import PromptWords, hear, transcriber_available
+def _words(prompt_16k: Any, typed: str) -> Any:
+    """The PromptWords the app would use for the bench prompt: `typed`, else what it hears (none
+    without the transcriber)."""
+    from voicedesk.core.clone.words import words_of
 
-    if not transcriber_available():
-        return PromptWords("", None, heard=False)
-    return hear(prompt_16k, len(prompt_16k) / 16000)
+    return words_of(lambda: prompt_16k, len(prompt_16k) / 16000, typed, "en")
 
 
 def format_table(result: dict[str, Any]) -> str:

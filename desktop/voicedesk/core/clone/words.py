@@ -13,6 +13,7 @@ import functools
 import importlib.util
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -60,15 +61,22 @@ def within_budget(settings: Any, words: PromptWords) -> Any:
 
 
 def prompt_words(prompt: Any, typed: str, language: str, listen: bool = True) -> PromptWords:
-    """The words of `prompt` (an intake Prompt): `typed` if given (refused with advice if they cannot be
-    the prompt's), else what the transcriber hears in an English prompt (dropped with a notice if unusable)."""
+    """The words of `prompt` (an intake Prompt): see `words_of`."""
+    return words_of(prompt.audio_16k, prompt.speech_seconds, typed, language, listen)
+
+
+def words_of(audio_16k: Callable[[], NDArray[np.float32]], speech_seconds: float, typed: str, language: str,
+             listen: bool = True) -> PromptWords:
+    """`typed` if given (refused with advice if they cannot be the words of `speech_seconds` of speech),
+    else what the transcriber hears in an English prompt (`audio_16k()`: mono, 16 kHz; dropped with a
+    notice if unusable)."""
     from voicedesk.core.clone.fit import transcript_ids
 
     if typed.strip():
-        return PromptWords(typed.strip(), transcript_ids(typed, language, prompt.speech_seconds), heard=False)
+        return PromptWords(typed.strip(), transcript_ids(typed, language, speech_seconds), heard=False)
     if not listen or language != "en" or not transcriber_available():
         return PromptWords("", None, heard=False)
-    return hear(prompt.audio_16k(), prompt.speech_seconds)
+    return hear(audio_16k(), speech_seconds)
 
 
 def hear(audio_16k: NDArray[np.float32], speech_seconds: float) -> PromptWords:
