@@ -123,6 +123,9 @@ def test_graph_safe_pieces_equal_kokoros(cpu_engine: Any) -> None:
         magnitude, phase = torch.rand(1, 11, 300) * 3, torch.randn(1, 11, 300)
         reference = torch.istft(torch.polar(magnitude, phase), 20, 5, 20, window=stft.window)
         assert torch.allclose(_inverse_stft(magnitude, phase, stft.window, 5).reshape(-1), reference[0], atol=1e-5)
+        # Under CUDA autocast the magnitude arrives in float32 and the phase in float16.
+        mixed = _inverse_stft(magnitude, phase.half(), stft.window, 5).reshape(-1)
+        assert mixed.dtype == torch.float32 and torch.allclose(mixed, reference[0], atol=1e-2)
 
 
 def test_the_stft_window_moves_with_the_model(cpu_engine: Any) -> None:

@@ -320,7 +320,10 @@ def _inverse_stft(magnitude: torch.Tensor, phase: torch.Tensor, window: torch.Te
     envelope with a read back to the host, which a CUDA graph cannot hold; the envelope of a Hann
     window at this hop never vanishes inside the trimmed signal, so the check is not needed here."""
     n_fft = window.shape[0]
-    frames = torch.fft.irfft(torch.polar(magnitude, phase), n=n_fft, dim=1) * window[:, None]  # [1, n_fft, F]
+    # In float32 whatever autocast made of the two: CUDA autocast runs exp (the magnitude) in float32 and
+    # sin (the phase) in float16, and the complex number needs both alike.
+    spectrum = torch.polar(magnitude.float(), phase.float())
+    frames = torch.fft.irfft(spectrum, n=n_fft, dim=1) * window[:, None]  # [1, n_fft, F]
     n_frames = frames.shape[-1]
     length = n_fft + hop * (n_frames - 1)
     fold = {"output_size": (1, length), "kernel_size": (1, n_fft), "stride": (1, hop)}
