@@ -19,6 +19,8 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
 - A sentence never used for gradients is spoken every few steps; the best fitted state by its
   GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
   start on that sentence and speak at a sane level; if none does, the start is kept.
+- With the prompt's words, each step speaks them alone, their timing fixed at the start's
+  (`utterance.py`): on a GPU that pass is replayed as CUDA graphs, 5× faster than launching it.
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
