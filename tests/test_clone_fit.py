@@ -198,6 +198,52 @@ def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> 
     assert torch.allclose(grad, expected_grad, rtol=1e-3, atol=1e-7)
 
 
+def test_the_fixed_shape_step_computes_the_eager_fits_loss(cpu_engine: Any, prompt_16k: np.ndarray) -> None:
+    # On CUDA the whole step on the prompt's words is one graph (said_step.py); it must compute the loss
+    # the eager step computes, term by term (augmentation off: the two draw their noise differently).
+    import math
+
+    import torch
+
+    from voicedesk.core.clone.align import aligned_distance, envelope
+    from voicedesk.core.clone.fit import spectral_shape, text_ids
+    from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.pitch import median_pitch
+    from voicedesk.core.clone.said_step import SaidStep, Targets, Weights
+    from voicedesk.core.clone.utterance import FixedUtterance
+
+    model, ge2e = cpu_engine.model, GE2E()
+    said = text_ids(PROMPT_WORDS)
+    ids = torch.tensor([[0, *said, 0]])
+    prompt = torch.from_numpy(prompt_16k)
+    targets = Targets(ge2e.embed([prompt])[0].detach(), math.log(median_pitch(prompt_16k, 16000) or 100.0),
+                      spectral_shape(ge2e, prompt).detach(), envelope(ge2e.mel(prompt[None])[0]).detach())
+    weights = Weights(pitch=1.0, spectrum=0.1, prompt=0.1, spectrum_voiced=False, augment=False)
+    delta = torch.zeros(256, requires_grad=True)
+    start = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(said))
+    model.deterministic_source = True
+    try:
+        utterance = FixedUtterance(model, ids, start)
+        step = SaidStep(utterance, ge2e, targets, weights, style=lambda: start + delta,
+                        regulariser=lambda: 0.01 * delta.square().sum(), params=[delta])
+        similarity = step.step()
+        grad = delta.grad.clone()
+
+        delta.grad = None
+        wav, f0 = utterance(start + delta)
+        sim = ge2e.embed([wav])[0] @ targets.embedding
+        voiced = f0[f0 > 50]
+        loss = (1 - sim + (torch.log(voiced).mean() - targets.log_f0) ** 2
+                + 0.1 * (spectral_shape(ge2e, wav) - targets.shape).square().mean()
+                + 0.1 * aligned_distance(envelope(ge2e.mel(wav[None])[0]), targets.envelope)
+                + 0.01 * delta.square().sum())
+        torch.autograd.backward(loss)
+    finally:
+        model.deterministic_source = False
+    assert float(similarity) == pytest.approx(float(sim), abs=1e-5)
+    assert delta.grad is not None and torch.allclose(grad, delta.grad, rtol=1e-3, atol=1e-6)
+
+
 def test_a_transcript_that_cannot_be_the_prompts_is_refused() -> None:
     from voicedesk.core.errors import InputError
 

@@ -151,6 +151,10 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-fixed-eager": FitSettings(seconds=600, cuda_graph=False),
     "said-only-0.1-40-steps-lr-0.05": FitSettings(seconds=600, steps=40, patience=99, lr_timbre=0.05,
                                                   lr_mixture=0.05),
+    # The whole step on the words as one CUDA graph (said_step.py), against the pass alone graphed.
+    "said-only-0.1-pass-graph": FitSettings(seconds=600, whole_step=False),
+    "said-only-0.1-pass-graph-heard": FitSettings(seconds=600, whole_step=False),
+    "said-only-0.1-30-steps-heard": FitSettings(seconds=600, steps=30, check_every=6),
 }
 
 

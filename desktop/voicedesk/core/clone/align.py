@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 N_CEPSTRA = 16  # c1..c16 of 40 mel bands: the envelope; c0 (loudness) is dropped
 
 
-def _dct_matrix(n_in: int, n_out: int) -> NDArray[np.float32]:
+def dct_matrix(n_in: int, n_out: int) -> NDArray[np.float32]:
     """Orthonormal DCT-II rows 1..n_out (row 0, the mean, is left out)."""
     k = np.arange(1, n_out + 1)[:, None]
     n = np.arange(n_in)[None, :]
@@ -36,7 +36,7 @@ def envelope(mel_power: torch.Tensor) -> torch.Tensor:
     energy = mel_power.sum(1)
     speech = energy > energy.detach().max() * 1e-3
     log_mel = torch.log(mel_power[speech] + 1e-10)
-    dct = torch.from_numpy(_dct_matrix(int(mel_power.shape[1]), N_CEPSTRA)).to(log_mel)
+    dct = torch.from_numpy(dct_matrix(int(mel_power.shape[1]), N_CEPSTRA)).to(log_mel)
     return log_mel @ dct.T
 
 

@@ -102,6 +102,7 @@ class FitSettings:
     # With the words: their timing fixed from the start and the style-independent part computed once
     # (utterance.py), so that on CUDA the pass from style to speech replays as a CUDA graph.
     fixed_timing: bool = True
+    whole_step: bool = True  # ... and the step's terms with fixed shapes too, so that CUDA graphs the whole step
     cuda_graph: bool = True
     source_grad: bool = False  # let gradients reach F0 through the harmonic source too
     tf32: bool = False  # let CUDA convolutions and matmuls use TF32 (10-bit mantissa) while fitting
@@ -281,6 +282,7 @@ def fit_voice(
 
     from voicedesk.core.clone.align import aligned_distance, envelope
     from voicedesk.core.clone.ge2e import GE2E
+    from voicedesk.core.clone.said_step import SaidStep, Targets, Weights
     from voicedesk.core.clone.torch_audio import augment, resample_24k_to_16k
     from voicedesk.core.clone.utterance import FixedUtterance
 
@@ -389,13 +391,20 @@ def fit_voice(
             halves = [torch.softmax(lg, 0)[:, None].expand(-1, TIMBRE) for lg in (logits_t, logits_p)]
             return torch.cat(halves, dim=1), torch.cat([timbre_delta(), d_prosody])
 
+        # With the prompt's words, a step may speak those alone (sentences_with_words 0). Such a step has
+        # fixed shapes throughout (said_step.py): on CUDA it is one graph, replayed.
+        speaks_said = bool(said and cfg.prompt_weight)
+        per_step = cfg.sentences_with_words if speaks_said else max(1, cfg.sentences_per_step)
+        fixed_step = bool(speaks_said and per_step == 0 and cfg.prompt_in_encoder and cfg.fixed_timing
+                          and cfg.whole_step and not cfg.self_weight)
+        cuda = device.type == "cuda"
         # The prompt's words, spoken by every step and check from here on: timing fixed at the start's.
         utterance: FixedUtterance | None = None
         if said and cfg.fixed_timing:
             with torch.no_grad():
                 start_row = row(*current(), said.n_phonemes)
-            utterance = FixedUtterance(model, said.ids, start_row, graph=device.type == "cuda" and cfg.cuda_graph,
-                                       rng=None if device.type == "cuda" else gen)
+            utterance = FixedUtterance(model, said.ids, start_row, graph=cuda and cfg.cuda_graph and not fixed_step,
+                                       rng=None if cuda else gen)
 
         def speak_said(style: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             assert said is not None
@@ -441,19 +450,18 @@ def fit_voice(
                 stale += 1
             checked_at = step
 
-        # With the prompt's words, a step may speak those alone (sentences_per_step 0).
-        speaks_said = bool(said and cfg.prompt_weight)
-        per_step = cfg.sentences_with_words if speaks_said else max(1, cfg.sentences_per_step)
-        step_s = forward_s * 3 * (per_step + speaks_said)  # first guess: backward ≈ 2 forwards
-        finish_s = 4 * forward_s + 0.5  # a last check, the report's sentence and the judge, with margin
-        similarity = ge2e_before
-        skipped = 0
-        order = torch.randperm(len(sentences), generator=gen).tolist()
-        while step < cfg.steps:
-            elapsed = time.perf_counter() - started
-            if elapsed + step_s + finish_s > cfg.seconds:
-                break
-            t_step = time.perf_counter()
+        said_step: SaidStep | None = None
+        if fixed_step and said and utterance:
+            said_step = SaidStep(
+                utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
+                Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment),
+                style=lambda: row(*current(), said.n_phonemes),
+                regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
+                params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
+                rng=None if cuda else gen,
+            )
+        def eager_step(step: int) -> torch.Tensor:
+            """One step the general way: the step's sentences, each spoken anew. Returns the similarities."""
             mix, delta = current()
             picked = [sentences[order[(step * per_step + k) % len(order)]] for k in range(per_step)]
             if cfg.join_sentences and len(picked) > 1:
@@ -485,6 +493,19 @@ def fit_voice(
                 loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])
             optimiser.zero_grad(set_to_none=True)
             torch.autograd.backward(loss)
+            return sims
+
+        step_s = forward_s * 3 * (per_step + speaks_said)  # first guess: backward ≈ 2 forwards
+        finish_s = 4 * forward_s + 0.5  # a last check, the report's sentence and the judge, with margin
+        similarity = ge2e_before
+        skipped = 0
+        order = torch.randperm(len(sentences), generator=gen).tolist()
+        while step < cfg.steps:
+            elapsed = time.perf_counter() - started
+            if elapsed + step_s + finish_s > cfg.seconds:
+                break
+            t_step = time.perf_counter()
+            sims = said_step.step() if said_step else eager_step(step)
             if _finite_gradients(optimiser):
                 optimiser.step()
             else:

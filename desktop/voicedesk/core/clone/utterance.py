@@ -42,18 +42,19 @@ class FixedUtterance:
             d = model.prosody_features(self.text, start_row[:, TIMBRE_DIM:])
             durations = torch.round(model.predict_durations(d)).clamp(min=1).long()
             self.frames = frame_tokens(durations)
-        self._speak: Callable[[torch.Tensor], Speech] = self._eager
+        self._speak: Callable[[torch.Tensor], Speech] = self.eager
         self.graphed = False
         if graph:
             sample = start_row.detach().clone().requires_grad_(True)
             try:
-                graphed = torch.cuda.make_graphed_callables(self._eager, (sample,), num_warmup_iters=1)
+                graphed = torch.cuda.make_graphed_callables(self.eager, (sample,), num_warmup_iters=1)
                 self._speak = cast(Callable[[torch.Tensor], Speech], graphed)
                 self.graphed = True
             except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
                 log.warning("fitting without CUDA graphs: %s", exc)
 
-    def _eager(self, row: torch.Tensor) -> Speech:
+    def eager(self, row: torch.Tensor) -> Speech:
+        """The pass itself, never replayed (for a caller that captures a larger graph around it)."""
         d = self.model.prosody_features(self.text, row[:, TIMBRE_DIM:])
         audio, f0 = self.model.speak_frames(self.text, d, self.frames, row, self.rng)
         return resample_24k_to_16k(audio), f0
