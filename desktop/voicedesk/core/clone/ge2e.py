@@ -126,20 +126,35 @@ class GE2E:
         partials: list[torch.Tensor] = []
         owners: list[int] = []
         for index, wav in enumerate(wavs):
-            x = normalize_volume(wav) if normalize else wav
-            starts = partial_starts(int(x.shape[-1]))
-            needed = (starts[-1] + PARTIAL_FRAMES) * HOP
-            if needed >= x.shape[-1]:
-                x = torch.nn.functional.pad(x, (0, needed - int(x.shape[-1])))
-            mel = self.mel(x.unsqueeze(0))[0]
-            partials.extend(mel[s : s + PARTIAL_FRAMES] for s in starts)
-            owners.extend([index] * len(starts))
+            mels = self._partials(wav, normalize)
+            partials.extend(mels)
+            owners.extend([index] * len(mels))
         embeds = self.embed_partials(torch.stack(partials))
         owner = torch.tensor(owners, device=embeds.device)
         sums = torch.zeros(len(wavs), embeds.shape[1], device=embeds.device, dtype=embeds.dtype)
         sums = sums.index_add(0, owner, embeds)
         utterances: torch.Tensor = sums / (torch.norm(sums, dim=1, keepdim=True) + 1e-9)
         return utterances
+
+    def embed_one(self, wav: torch.Tensor, normalize: bool = True) -> torch.Tensor:
+        """`embed([wav])[0]` without building anything on the host: fit to be captured in a CUDA graph."""
+        import torch
+
+        total = self.embed_partials(torch.stack(self._partials(wav, normalize))).sum(0)
+        unit: torch.Tensor = total / (torch.norm(total) + 1e-9)
+        return unit
+
+    def _partials(self, wav: torch.Tensor, normalize: bool) -> list[torch.Tensor]:
+        """The [160, 40] mel partials of one 1-D utterance, as resemblyzer cuts them."""
+        import torch
+
+        x = normalize_volume(wav) if normalize else wav
+        starts = partial_starts(int(x.shape[-1]))
+        needed = (starts[-1] + PARTIAL_FRAMES) * HOP
+        if needed >= x.shape[-1]:
+            x = torch.nn.functional.pad(x, (0, needed - int(x.shape[-1])))
+        mel = self.mel(x.unsqueeze(0))[0]
+        return [mel[s : s + PARTIAL_FRAMES] for s in starts]
 
     def embed_numpy(self, wav: np.ndarray) -> np.ndarray:
         """One utterance embedding of a float32 numpy array, without gradients."""

@@ -22,7 +22,7 @@ import numpy as np
 import torch
 
 from voicedesk.core.clone.align import N_CEPSTRA, dct_matrix, dtw_path
-from voicedesk.core.clone.utterance import FixedUtterance
+from voicedesk.core.clone.utterance import FixedUtterance, Speech
 
 log = logging.getLogger(__name__)
 
@@ -82,8 +82,9 @@ class SaidStep:
             try:
                 self._capture()
             except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
-                log.warning("fitting without a CUDA graph of the step: %s", exc)
+                log.warning("fitting without a CUDA graph of the whole step: %s", exc)
                 self._graph = None
+                utterance.capture()  # the pass alone, then
 
     # -- the terms ---------------------------------------------------------------------------------
 
@@ -126,9 +127,11 @@ class SaidStep:
     def rng_device(self, wav: torch.Tensor) -> torch.device:
         return self.rng.device if self.rng is not None else wav.device
 
-    def _loss(self) -> tuple[torch.Tensor, ...]:
+    def _loss(self, speak: Callable[[torch.Tensor], Speech] | None = None) -> tuple[torch.Tensor, ...]:
+        """Similarity, loss, the speech's envelope and speech frames; the pass eager unless `speak` is
+        given (a graphed pass, when the whole step could not be captured)."""
         w, t = self.weights, self.targets
-        wav, f0 = self.utterance.eager(self.style())
+        wav, f0 = (speak or self.utterance.eager)(self.style())
         mel = self.ge2e.mel(wav.unsqueeze(0))[0]
         envelope, speech = self._envelope(mel)
         frames = speech.float()
@@ -138,7 +141,7 @@ class SaidStep:
         shape = (ltas - ltas.mean() - t.shape).square().mean()
         said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
         heard = self._augment(wav) if w.augment else wav
-        similarity = self.ge2e.embed([heard])[0] @ t.embedding
+        similarity = self.ge2e.embed_one(heard) @ t.embedding
         loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
         if t.log_f0 is not None:
             voiced = (f0 > F0_VOICED_HZ).float()
@@ -176,7 +179,7 @@ class SaidStep:
         else:
             for p in self.params:
                 p.grad = None
-            similarity, loss, envelope, speech = self._loss()
+            similarity, loss, envelope, speech = self._loss(self.utterance)
             torch.autograd.backward(loss)
         self._set_path(envelope, speech)  # for the next step: reads the speech back, waits for the GPU
         return similarity.detach()

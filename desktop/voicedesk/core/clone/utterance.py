@@ -43,15 +43,20 @@ class FixedUtterance:
             durations = torch.round(model.predict_durations(d)).clamp(min=1).long()
             self.frames = frame_tokens(durations)
         self._speak: Callable[[torch.Tensor], Speech] = self.eager
+        self._start = start_row.detach().clone()
         self.graphed = False
         if graph:
-            sample = start_row.detach().clone().requires_grad_(True)
-            try:
-                graphed = torch.cuda.make_graphed_callables(self.eager, (sample,), num_warmup_iters=1)
-                self._speak = cast(Callable[[torch.Tensor], Speech], graphed)
-                self.graphed = True
-            except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
-                log.warning("fitting without CUDA graphs: %s", exc)
+            self.capture()
+
+    def capture(self) -> None:
+        """From now on replay the pass as CUDA graphs (if they can be captured here)."""
+        sample = self._start.clone().requires_grad_(True)
+        try:
+            graphed = torch.cuda.make_graphed_callables(self.eager, (sample,), num_warmup_iters=1)
+            self._speak = cast(Callable[[torch.Tensor], Speech], graphed)
+            self.graphed = True
+        except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
+            log.warning("fitting without CUDA graphs: %s", exc)
 
     def eager(self, row: torch.Tensor) -> Speech:
         """The pass itself, never replayed (for a caller that captures a larger graph around it)."""
