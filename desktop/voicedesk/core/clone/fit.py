@@ -20,7 +20,8 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
   start on that sentence and speak at a sane level; if none does, the start is kept.
 - With the prompt's words, each step speaks them alone, their timing fixed at the start's
-  (`utterance.py`): on a GPU that pass is replayed as CUDA graphs, 5× faster than launching it.
+  (`utterance.py`), and every term keeps one shape (`said_step.py`): on a GPU the whole step is replayed
+  as one CUDA graph (a 20-step clone 2.2-2.6 s on an H200 against 4.1-4.9 s launched op by op).
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing

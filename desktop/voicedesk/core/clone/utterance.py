@@ -6,6 +6,8 @@ a style row to 16 kHz speech then has the same shapes and never reads back from 
 CUDA it is recorded as two CUDA graphs, one for the forward and one for the backward, and each later
 pass replays them: a fitting step on a GPU is bound by launching thousands of small kernels one by one
 (docs/benchmarks/gpu-profile.md), which a replay does in one go. On the CPU the same pass runs eagerly.
+A fit on the prompt's words usually captures its whole step around `eager` instead (said_step.py), and
+graphs the pass alone only where that capture fails.
 
 This module imports torch at the top: import it only from code that already needs torch.
 """
