@@ -132,15 +132,20 @@ def test_trim_handles_choose_the_part_used_and_it_is_checked_again(qtbot: QtBot,
     window = open_window(qtbot, None)
     panel = window.prompt
     assert panel.import_file(prompt_file)
+    words = window.clone.transcript_edit
+    qtbot.keyClicks(words, "What the clip says.")
     full = panel.prompt.duration
     panel.waveform.set_selection(0.3, full - 0.3)
     qtbot.waitUntil(lambda: panel.prompt is not panel.source_prompt, timeout=5000)
     assert panel.prompt is not None and panel.prompt.duration < full - 0.4
     assert panel.notices.text().startswith("✓")
+    assert words.text() == "What the clip says."  # a trim keeps the recording's words
     panel.waveform.set_selection(0.5, 1.2)  # too little speech left to clone from
     qtbot.waitUntil(lambda: panel.prompt is None, timeout=5000)
     assert "selected part cannot be used" in panel.notices.text() and "at least" in panel.notices.text()
     assert not window.clone.clone_button.isEnabled()
+    assert panel.import_file(prompt_file)  # another recording: its words are not known yet
+    assert words.text() == ""
     close_window(window)
 
 

@@ -80,6 +80,8 @@ class ClonePanel(Card):
         self.body.addWidget(self.verdict)
 
         prompt_panel.prompt_changed.connect(self._update_enabled)
+        # Words typed for one recording are not another's: a new one starts with the field empty.
+        prompt_panel.source_changed.connect(self.transcript_edit.clear)
         context.engine_ready.connect(self._update_enabled)
         context.job_running.connect(self._update_enabled)
 

@@ -40,6 +40,7 @@ class PromptPanel(Card):
     """Holds the current prompt; emits `prompt_changed(prompt or None)` after every change."""
 
     prompt_changed = Signal(object)
+    source_changed = Signal()  # a new recording or file (not a new trim of the same one)
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__("1", "Prompt", "about 3 s of the voice to clone", parent)
@@ -250,6 +251,7 @@ class PromptPanel(Card):
         self.source_prompt = prompt
         self.waveform.set_audio(prompt.audio, prompt.sample_rate)  # emits selection_changed
         self._retrim.stop()
+        self.source_changed.emit()
         self._set_prompt(prompt, [extra_notice, *prompt.notices])
         return True
 
