@@ -28,16 +28,26 @@ def dct_matrix(n_in: int, n_out: int) -> NDArray[np.float32]:
     return basis
 
 
+def speech_frames(mel_power: torch.Tensor) -> torch.Tensor:
+    """[frames] True where a [frames, bands] power mel is within 30 dB of its loudest frame."""
+    energy = mel_power.sum(1)
+    return energy > energy.detach().max() * 1e-3
+
+
+def cepstra(mel_power: torch.Tensor, dct: torch.Tensor | None = None) -> torch.Tensor:
+    """[frames, N_CEPSTRA] mel cepstra of every frame; `dct`: `dct_matrix` as a tensor, if already made."""
+    import torch
+
+    log_mel = torch.log(mel_power + 1e-10)
+    if dct is None:
+        dct = torch.from_numpy(dct_matrix(int(mel_power.shape[1]), N_CEPSTRA)).to(log_mel)
+    return log_mel @ dct.T
+
+
 def envelope(mel_power: torch.Tensor) -> torch.Tensor:
     """[frames, bands] power mel → [speech frames, N_CEPSTRA] mel cepstra of the frames within 30 dB
     of the loudest (pauses carry no speaker)."""
-    import torch
-
-    energy = mel_power.sum(1)
-    speech = energy > energy.detach().max() * 1e-3
-    log_mel = torch.log(mel_power[speech] + 1e-10)
-    dct = torch.from_numpy(dct_matrix(int(mel_power.shape[1]), N_CEPSTRA)).to(log_mel)
-    return log_mel @ dct.T
+    return cepstra(mel_power[speech_frames(mel_power)])
 
 
 def dtw_path(cost: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.int64]]:

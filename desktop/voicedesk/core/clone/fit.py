@@ -65,6 +65,7 @@ CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
+MIN_VOICED = 5  # F0 frames: fewer and a step has no pitch term
 
 
 @dataclass(frozen=True)
@@ -251,12 +252,18 @@ def spectral_shape(ge2e: GE2E, wav: torch.Tensor, voiced_only: bool = False) -> 
     import torch
 
     mel = ge2e.mel(wav.unsqueeze(0))[0]  # [frames, 40]
-    energy = mel.sum(1)
-    speech = energy > energy.detach().max() * 1e-3  # frames within 30 dB of the loudest
-    if voiced_only:
-        speech = speech & (mel[:, :VOICED_BANDS].sum(1).detach() > 0.5 * energy.detach())
-    ltas = torch.log(mel[speech].mean(0) + 1e-10)
+    ltas = torch.log(mel[shape_frames(mel, voiced_only)].mean(0) + 1e-10)
     return ltas - ltas.mean()
+
+
+def shape_frames(mel: torch.Tensor, voiced_only: bool = False) -> torch.Tensor:
+    """[frames] the frames `spectral_shape` averages: speech (align.speech_frames), voiced if asked."""
+    from voicedesk.core.clone.align import speech_frames
+
+    frames = speech_frames(mel)
+    if voiced_only:
+        frames = frames & (mel[:, :VOICED_BANDS].sum(1).detach() > 0.5 * mel.sum(1).detach())
+    return frames
 
 
 def fit_voice(
@@ -333,7 +340,7 @@ def fit_voice(
 
     def pitch_of(f0: torch.Tensor) -> torch.Tensor | None:
         voiced = f0 > F0_VOICED_HZ
-        if int(voiced.sum()) < 5:
+        if int(voiced.sum()) < MIN_VOICED:
             return None
         return torch.log(f0[voiced]).mean()
 
@@ -461,6 +468,7 @@ def fit_voice(
                 params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
                 rng=None if cuda else gen,
             )
+
         def eager_step(step: int) -> torch.Tensor:
             """One step the general way: the step's sentences, each spoken anew. Returns the similarities."""
             mix, delta = current()

@@ -21,15 +21,14 @@ from typing import Any
 import numpy as np
 import torch
 
-from voicedesk.core.clone.align import N_CEPSTRA, dct_matrix, dtw_path
+from voicedesk.core.clone.align import N_CEPSTRA, cepstra, dct_matrix, dtw_path, speech_frames
+from voicedesk.core.clone.fit import F0_VOICED_HZ, MIN_VOICED, shape_frames
+from voicedesk.core.clone.torch_audio import augment_fixed_length
 from voicedesk.core.clone.utterance import FixedUtterance, Speech
 
 log = logging.getLogger(__name__)
 
-F0_VOICED_HZ = 50.0
-MIN_VOICED = 5  # frames: fewer and the pitch term is left out, as in the eager fit
 CROP = 3200  # samples at 16 kHz cut from the edges (0.2 s), split between them at random
-VOICED_BANDS = 12
 
 
 @dataclass(frozen=True)
@@ -66,16 +65,14 @@ class SaidStep:
         self._dct = torch.from_numpy(dct_matrix(40, N_CEPSTRA)).to(target_env)
         with torch.no_grad():
             wav, _ = utterance(style())
-            frames = int(ge2e.mel(wav.unsqueeze(0)).shape[1])
-        self.samples = int(wav.shape[-1])
+            mel = ge2e.mel(wav.unsqueeze(0))[0]
         # The longest DTW path through frames × target frames; shorter paths are padded with weight 0.
-        longest = frames + int(target_env.shape[0])
+        longest = int(mel.shape[0]) + int(target_env.shape[0])
         device = target_env.device
         self._rows = torch.zeros(longest, dtype=torch.long, device=device)
         self._cols = torch.zeros(longest, dtype=torch.long, device=device)
         self._path_weights = torch.zeros(longest, device=device)
-        with torch.no_grad():
-            self._set_path(*self._envelope(ge2e.mel(wav.unsqueeze(0))[0]))
+        self._set_path(cepstra(mel, self._dct), speech_frames(mel))
         self._graph: torch.cuda.CUDAGraph | None = None
         self._outputs: tuple[torch.Tensor, ...] = ()
         if graph:
@@ -87,13 +84,6 @@ class SaidStep:
                 utterance.capture()  # the pass alone, then
 
     # -- the terms ---------------------------------------------------------------------------------
-
-    def _envelope(self, mel: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """Mel cepstra of every frame [frames, N_CEPSTRA] of a [frames, 40] power mel, and which frames
-        are speech (within 30 dB of the loudest); fixed shapes, unlike align.envelope."""
-        energy = mel.sum(1)
-        speech = energy > energy.detach().max() * 1e-3
-        return torch.log(mel + 1e-10) @ self._dct.T, speech
 
     def _set_path(self, envelope: torch.Tensor, speech: torch.Tensor) -> None:
         """The DTW path from this speech's speech frames to the prompt's, into the path buffers."""
@@ -112,35 +102,18 @@ class SaidStep:
         weights[:n] = 1.0 / (n * N_CEPSTRA)  # the mean over path and coefficients, as aligned_distance
         self._path_weights.copy_(torch.from_numpy(weights))
 
-    def _augment(self, wav: torch.Tensor) -> torch.Tensor:
-        """A fixed-length random crop, gain (±6 dB) and white noise at 35 dB SNR (torch_audio.augment
-        with a fixed crop length)."""
-        n = wav.shape[-1]
-        if n - CROP > 16000:
-            start = torch.randint(0, CROP + 1, (1,), generator=self.rng, device=self.rng_device(wav))
-            wav = wav.index_select(0, start.to(wav.device) + torch.arange(n - CROP, device=wav.device))
-        gain = 10 ** ((torch.rand(1, generator=self.rng, device=self.rng_device(wav)).to(wav.device) * 12 - 6) / 20)
-        rms = wav.detach().square().mean().sqrt()
-        noise = torch.randn(wav.shape, generator=self.rng, device=self.rng_device(wav)).to(wav.device)
-        return (wav + noise * rms * 10 ** (-35 / 20)) * gain
-
-    def rng_device(self, wav: torch.Tensor) -> torch.device:
-        return self.rng.device if self.rng is not None else wav.device
-
     def _loss(self, speak: Callable[[torch.Tensor], Speech] | None = None) -> tuple[torch.Tensor, ...]:
         """Similarity, loss, the speech's envelope and speech frames; the pass eager unless `speak` is
         given (a graphed pass, when the whole step could not be captured)."""
         w, t = self.weights, self.targets
         wav, f0 = (speak or self.utterance.eager)(self.style())
         mel = self.ge2e.mel(wav.unsqueeze(0))[0]
-        envelope, speech = self._envelope(mel)
-        frames = speech.float()
-        if w.spectrum_voiced:
-            frames = frames * (mel[:, :VOICED_BANDS].sum(1).detach() > 0.5 * mel.sum(1).detach()).float()
+        envelope, speech = cepstra(mel, self._dct), speech_frames(mel)
+        frames = shape_frames(mel, w.spectrum_voiced).float()  # spectral_shape's frames, as a mask
         ltas = torch.log((mel * frames[:, None]).sum(0) / frames.sum().clamp_min(1.0) + 1e-10)
         shape = (ltas - ltas.mean() - t.shape).square().mean()
         said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
-        heard = self._augment(wav) if w.augment else wav
+        heard = augment_fixed_length(wav, self.rng, CROP) if w.augment else wav
         similarity = self.ge2e.embed_one(heard) @ t.embedding
         loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
         if t.log_f0 is not None:
@@ -167,10 +140,6 @@ class SaidStep:
             outputs = self._loss()
             torch.autograd.backward(outputs[1])
         self._graph, self._outputs = graph, outputs
-
-    @property
-    def graphed(self) -> bool:
-        return self._graph is not None
 
     def step(self) -> torch.Tensor:
         if self._graph is not None:

@@ -37,18 +37,38 @@ def resample_24k_to_16k(audio: torch.Tensor) -> torch.Tensor:
     return out.reshape(*audio.shape[:-1], out.shape[-1])
 
 
-def augment(audio: torch.Tensor, generator: torch.Generator, snr_db: float = 35.0, max_crop_s: float = 0.2) -> torch.Tensor:
+SNR_DB = 35.0  # white noise added to the speech the encoder hears
+GAIN_DB = 6.0  # random gain within ± this
+MIN_KEPT = 16000  # samples: shorter speech is not cropped
+
+
+def augment(audio: torch.Tensor, generator: torch.Generator, snr_db: float = SNR_DB, max_crop_s: float = 0.2) -> torch.Tensor:
     """Random edge crop, gain (±6 dB) and white noise at `snr_db`, so the fit cannot lean on one
     exact waveform's quirks of the encoder. 16 kHz, 1-D."""
     n = audio.shape[-1]
     crop = int(torch.randint(0, int(max_crop_s * 16000) + 1, (2,), generator=generator).sum())
-    if n - crop > 16000:
+    if n - crop > MIN_KEPT:
         start = int(torch.randint(0, crop + 1, (1,), generator=generator))
         audio = audio[start : n - (crop - start)]
-    gain = 10 ** ((float(torch.rand(1, generator=generator)) * 12 - 6) / 20)
+    gain = 10 ** ((float(torch.rand(1, generator=generator)) * 2 * GAIN_DB - GAIN_DB) / 20)
     rms = audio.detach().square().mean().sqrt()
     noise = torch.randn(audio.shape, generator=generator).to(audio.device) * rms * 10 ** (-snr_db / 20)
     return (audio + noise) * gain
+
+
+def augment_fixed_length(audio: torch.Tensor, generator: torch.Generator | None, crop: int) -> torch.Tensor:
+    """`augment` with exactly `crop` samples cut (split between the edges at random) and every random
+    number drawn as a tensor on the generator's device (the audio's without one), so that the same
+    shapes and no host reads come every time: fit to be captured in a CUDA graph."""
+    device = generator.device if generator is not None else audio.device
+    n = audio.shape[-1]
+    if n - crop > MIN_KEPT:
+        start = torch.randint(0, crop + 1, (1,), generator=generator, device=device).to(audio.device)
+        audio = audio.index_select(0, start + torch.arange(n - crop, device=audio.device))
+    gain = 10 ** ((torch.rand(1, generator=generator, device=device).to(audio.device) * 2 * GAIN_DB - GAIN_DB) / 20)
+    rms = audio.detach().square().mean().sqrt()
+    noise = torch.randn(audio.shape, generator=generator, device=device).to(audio.device)
+    return (audio + noise * rms * 10 ** (-SNR_DB / 20)) * gain
 
 
 def db(value: float) -> float:

@@ -22,7 +22,7 @@ import torch
 
 from voicedesk.core.clone.torch_audio import resample_24k_to_16k
 from voicedesk.core.engine.config import TIMBRE_DIM
-from voicedesk.core.engine.model import frame_tokens
+from voicedesk.core.engine.model import frame_tokens, whole_frames
 
 log = logging.getLogger(__name__)
 
@@ -42,11 +42,10 @@ class FixedUtterance:
         with torch.no_grad():
             self.text = model.encode_text(ids)
             d = model.prosody_features(self.text, start_row[:, TIMBRE_DIM:])
-            durations = torch.round(model.predict_durations(d)).clamp(min=1).long()
+            durations = whole_frames(model.predict_durations(d))
             self.frames = frame_tokens(durations)
         self._speak: Callable[[torch.Tensor], Speech] = self.eager
         self._start = start_row.detach().clone()
-        self.graphed = False
         if graph:
             self.capture()
 
@@ -56,7 +55,6 @@ class FixedUtterance:
         try:
             graphed = torch.cuda.make_graphed_callables(self.eager, (sample,), num_warmup_iters=1)
             self._speak = cast(Callable[[torch.Tensor], Speech], graphed)
-            self.graphed = True
         except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
             log.warning("fitting without CUDA graphs: %s", exc)
 

@@ -126,7 +126,7 @@ class KokoroModel(nn.Module):
         raw_durations = None
         if durations is None:
             raw_durations = self.predict_durations(d, speed)
-            durations = torch.round(raw_durations).clamp(min=1).long()
+            durations = whole_frames(raw_durations)
         elif durations.shape != (n_tokens,):
             raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
         audio, f0 = self.speak_frames(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng)
@@ -307,6 +307,11 @@ def load_model(device: str | torch.device = "cpu") -> KokoroModel:
             f"unexpected); delete {weights.cache_path().parent} and run again."
         )
     return model.to(device)
+
+
+def whole_frames(raw_durations: torch.Tensor) -> torch.Tensor:
+    """Durations as whole frames, at least one per token, as Kokoro rounds them."""
+    return torch.round(raw_durations).clamp(min=1).long()
 
 
 def frame_tokens(durations: torch.Tensor) -> torch.Tensor:
