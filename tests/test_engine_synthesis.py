@@ -106,7 +106,7 @@ def test_in_place_vocoder_blocks_equal_kokoros(cpu_engine: Any) -> None:
 def test_graph_safe_pieces_equal_kokoros(cpu_engine: Any) -> None:
     # The unpacked prosody encoder and the inverse STFT without torch.istft's host-side check must
     # compute what Kokoro's own modules compute.
-    from voicedesk.core.engine.model import _inverse_stft
+    from voicedesk.core.engine.model import inverse_stft
 
     model = cpu_engine.model
     ids = cpu_engine.token_ids(PHONEMES)
@@ -122,9 +122,9 @@ def test_graph_safe_pieces_equal_kokoros(cpu_engine: Any) -> None:
         torch.manual_seed(0)
         magnitude, phase = torch.rand(1, 11, 300) * 3, torch.randn(1, 11, 300)
         reference = torch.istft(torch.polar(magnitude, phase), 20, 5, 20, window=stft.window)
-        assert torch.allclose(_inverse_stft(magnitude, phase, stft.window, 5).reshape(-1), reference[0], atol=1e-5)
+        assert torch.allclose(inverse_stft(magnitude, phase, stft.window, 5).reshape(-1), reference[0], atol=1e-5)
         # Under CUDA autocast the magnitude arrives in float32 and the phase in float16.
-        mixed = _inverse_stft(magnitude, phase.half(), stft.window, 5).reshape(-1)
+        mixed = inverse_stft(magnitude, phase.half(), stft.window, 5).reshape(-1)
         assert mixed.dtype == torch.float32 and torch.allclose(mixed, reference[0], atol=1e-2)
 
 

@@ -7,8 +7,8 @@ Measures on a CUDA machine (docs/benchmarks/gpu-profile.md reports a run):
   GPU busy share and kernels per step;
 - cuDNN's autotuner for synthesis: sentences of lengths never seen before, autotuner off, on (first
   time each length is seen: tuning included) and on again (tuned);
-- the decoder (about three quarters of synthesis) replayed as one CUDA graph at a fixed shape
-  against running it eagerly: what launch overhead costs.
+- synthesis as the engine runs it on CUDA (its frame-rate half replayed as CUDA graphs, one per
+  length bucket) against eager, sentence by sentence, with the audio's difference as SNR.
 
 Usage (venv or PYTHONPATH with the packages; see tests/tools/gpu_sweep_run.sh):
   python tests/benchmarks/gpu_profile.py [--prompt PROMPT.wav] [--json OUT.json]
@@ -123,57 +123,63 @@ def profile_autotuner(engine: Any, style: Any) -> dict[str, Any]:
     def run_all() -> float:
         return wall(lambda: [engine.synthesize_phonemes(p, style, seed=0) for p in chunks], 1) / len(chunks)
 
-    previous = torch.backends.cudnn.benchmark
+    previous, graphs = torch.backends.cudnn.benchmark, engine.graphs
+    engine.graphs = None  # eager: a graph keeps the algorithms it was captured with
     torch.backends.cudnn.benchmark = False
     off = run_all()
     torch.backends.cudnn.benchmark = True
     first_seen = run_all()
     tuned = run_all()
-    torch.backends.cudnn.benchmark = previous
+    torch.backends.cudnn.benchmark, engine.graphs = previous, graphs
     return {"sentences": len(chunks), "off_s": off, "on_first_seen_s": first_seen, "on_tuned_s": tuned}
 
 
-def profile_decoder_graph(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
-    """The decoder of one sentence, eager against one CUDA graph replay (same inputs, fixed shape)."""
-    import torch
+def profile_synthesis_graphs(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
+    """Synthesis with its frame-rate half replayed as CUDA graphs (the engine's default on CUDA) against
+    eager, sentence by sentence: wall time, and how far the graphed audio is from the eager audio (SNR,
+    same seed) beside how far a second eager run is (GPU arithmetic is not bit-exact between runs)."""
+    import math
+
+    import numpy as np
 
     from voicedesk.core.text import phonemize
 
-    model = engine.model
-    phonemes = "".join(chunk.phonemes for chunk in phonemize(PROFILED, "en"))
-    captured: list[tuple[Any, ...]] = []
-    decode = model._decode
+    graphs = engine.graphs
+    if graphs is None:
+        return {"skipped": "the engine has no CUDA graphs here"}
+    started = time.perf_counter()
+    captured = engine.prepare_graphs()
+    prepare_s = time.perf_counter() - started
 
-    def recording(*args: Any) -> Any:
-        captured.append(args)
-        return decode(*args)
+    def snr_db(reference: Any, other: Any) -> float:
+        noise = float(np.sum((reference - other) ** 2))
+        return math.inf if noise == 0 else 10 * math.log10(float(np.sum(reference**2)) / noise)
 
-    model.deterministic_source = True  # no random numbers inside the graph
-    model._decode = recording
+    rows = []
     try:
-        engine.synthesize_phonemes(phonemes, style, seed=0)
+        for text in (PROFILED, *SENTENCES):
+            phonemes = "".join(chunk.phonemes for chunk in phonemize(text, "en"))
+
+            def speak(p: str = phonemes) -> Any:
+                return engine.synthesize_phonemes(p, style, seed=0)
+
+            engine.graphs = graphs
+            graphed = speak()
+            graphed_s = wall(speak, repeats)
+            engine.graphs = None
+            eager = speak()
+            eager_s = wall(speak, repeats)
+            rows.append({"text": text, "audio_s": len(eager) / engine.sample_rate, "eager_s": eager_s,
+                         "graphed_s": graphed_s, "snr_db": snr_db(eager, graphed),
+                         "eager_again_snr_db": snr_db(eager, speak())})
     finally:
-        del model._decode
-    asr, f0, noise, timbre, _ = captured[0]
-    with torch.inference_mode():
-        eager_s = wall(lambda: decode(asr, f0, noise, timbre, None), repeats)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            for _ in range(3):
-                decode(asr, f0, noise, timbre, None)
-        torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(graph):
-            out = decode(asr, f0, noise, timbre, None)
-        graph.replay()
-        _sync()
-        reference = decode(asr, f0, noise, timbre, None)
-        graph_s = wall(graph.replay, repeats)
-        max_diff = float((out - reference).abs().max())
-    model.deterministic_source = False
-    return {"frames": int(asr.shape[-1]), "eager_s": eager_s, "graph_replay_s": graph_s,
-            "speedup": eager_s / graph_s, "max_abs_diff": max_diff}
+        engine.graphs = graphs
+    audio = sum(row["audio_s"] for row in rows)
+    eager_total, graphed_total = sum(r["eager_s"] for r in rows), sum(r["graphed_s"] for r in rows)
+    return {"graphs": captured, "prepare_s": prepare_s, "failure": graphs.failure,
+            "eager_rtf": eager_total / audio, "graphed_rtf": graphed_total / audio,
+            "speedup": eager_total / graphed_total, "min_snr_db": min(r["snr_db"] for r in rows),
+            "sentences": rows}
 
 
 def profile_fit(engine: Any, prompt_path: Path | None) -> dict[str, Any]:
@@ -285,8 +291,7 @@ def main() -> None:
                               "cudnn_benchmark_at_load": torch.backends.cudnn.benchmark}
     for key, job in (
         ("synthesis", lambda: profile_synthesis(engine, style, args.repeats)),
-        ("decoder_graph", lambda: profile_decoder_graph(engine, style, args.repeats)
-         if engine.device == "cuda" else {"skipped": "CUDA graphs need CUDA"}),
+        ("synthesis_graphs", lambda: profile_synthesis_graphs(engine, style, args.repeats)),
         ("fit_pass", lambda: profile_fit_pass(engine, args.repeats)),
         ("autotuner", lambda: profile_autotuner(engine, style)),
         ("fit", lambda: profile_fit(engine, args.prompt)),

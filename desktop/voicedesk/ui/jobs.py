@@ -47,6 +47,9 @@ def warm_up(engine: Any) -> Generator[str, None, None]:
     phonemize("Hello.", "en")
     yield "Loading the speaker encoders…"
     clone_tools(str(engine.device))
+    if engine.graphs is not None:
+        yield "Preparing the GPU for fast speech…"
+        engine.prepare_graphs()
     import voicedesk.core.clone.fit  # noqa: F401 - its imports, too, are better paid for now
 
 

@@ -5,6 +5,8 @@
 - `synthesis_rtf` (a paragraph) and `synthesis_rtf_short` (a short line): seconds of work per second of
   audio for `Engine.synthesize`, text front end included; below 1 is faster than real time.
 - `first_audio_s`: from the call until the first chunk of a one-sentence line is ready.
+- On CUDA, `graphs_s`: capturing synthesis's CUDA graphs at load (`Engine.prepare_graphs`, `graphs` of
+  them), and `graphs_speedup` / `first_audio_eager_s`: the paragraph and the first audio without them.
 - `clone_s`: a 3 s prompt to a finished fit at the default budget (`FitSettings()`), encoders loaded.
 - On CUDA, cuDNN on/off and fp16/fp32 as speed ratios of the paragraph (the GPU self-test's harness).
   On the CPU, ONNX Runtime running the same int8 Kokoro on the paragraph's phonemes, as a ratio.
@@ -114,6 +116,11 @@ def run_bench(settings: BenchSettings, progress: Progress = lambda _: None) -> d
     def speak(text: str) -> float:
         return float(sum(chunk.seconds for chunk in engine.synthesize(text, style, seed=0)))
 
+    if engine.graphs is not None:
+        progress("Capturing synthesis's CUDA graphs…")
+        started = time.perf_counter()
+        out["graphs"] = engine.prepare_graphs()
+        out["graphs_s"] = time.perf_counter() - started
     progress("Warming up synthesis…")
     speak(paragraph)
     speak(SHORT_LINE)
@@ -129,6 +136,16 @@ def run_bench(settings: BenchSettings, progress: Progress = lambda _: None) -> d
         stream.close()
 
     out["first_audio_s"], _ = _median_time(first_audio, settings.repeats, sync)
+    graphs = engine.graphs
+    if graphs is not None:
+        progress("Timing synthesis without CUDA graphs…")
+        engine.graphs = None
+        speak(paragraph)
+        seconds, _ = _median_time(lambda: speak(paragraph), settings.repeats, sync)
+        out["graphs_speedup"] = seconds / out["paragraph_s"]
+        out["first_audio_eager_s"], _ = _median_time(first_audio, settings.repeats, sync)
+        engine.graphs = graphs
+        out["graphs_failure"] = graphs.failure
 
     if device == "cuda":
         out["onnxruntime"] = None
@@ -298,6 +315,9 @@ def format_table(result: dict[str, Any]) -> str:
         ("peak host memory", num(result.get("peak_host_mb"), " MB", 0)),
         ("peak GPU memory", num(result.get("peak_gpu_mb"), " MB", 0) if result.get("device") == "cuda"
          else NOT_ON_CPU),
+        ("CUDA graphs vs eager", num(result.get("graphs_speedup"), "x", 2)
+         + (f" ({result['graphs']} captured in {result['graphs_s']:.1f} s)" if result.get("graphs") else "")
+         if result.get("device") == "cuda" else NOT_ON_CPU),
         ("cuDNN on vs off", num(result.get("cudnn_speedup"), "x", 2)),
         ("fp16 vs fp32", num(result.get("fp16_speedup"), "x", 2)),
         ("ours / ONNX Runtime (RTF)", num(result.get("ours_vs_onnxruntime"), "", 2)

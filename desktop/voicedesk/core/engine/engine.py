@@ -27,6 +27,7 @@ from voicedesk.core.errors import InputError, ModelError
 if TYPE_CHECKING:
     import torch
 
+    from voicedesk.core.engine.frame_graphs import FrameGraphs
     from voicedesk.core.engine.model import KokoroModel
     from voicedesk.core.text import PhonemeChunk
 
@@ -38,6 +39,7 @@ MIN_SPEED, MAX_SPEED = 0.25, 4.0
 _EDGE_THRESHOLD = 0.01  # trim quieter lead-in/tail than this (relative to full scale)
 _EDGE_KEEP = int(0.03 * SAMPLE_RATE)  # keep this much around the speech when trimming
 _FADE = int(0.005 * SAMPLE_RATE)  # fade chunk edges so joins never click
+GRAPH_SECONDS = 13.0  # `prepare_graphs` covers sentences up to this long (most; longer ones capture later)
 SHORTER_NOTICE = "The GPU ran short of memory, so this part was spoken in two shorter pieces."
 CPU_NOTICE = (
     "The GPU ran out of memory, so VoiceDesk switched to the CPU (slower) for the rest of this session; "
@@ -67,15 +69,19 @@ class Engine:
 
     sample_rate = SAMPLE_RATE
 
-    def __init__(self, model: KokoroModel, device: str, device_reason: str, fp16: bool) -> None:
+    def __init__(
+        self, model: KokoroModel, device: str, device_reason: str, fp16: bool, graphs: FrameGraphs | None = None
+    ) -> None:
         self.model = model
         self.device = device
         self.device_reason = device_reason
         self.fp16 = fp16
+        self.graphs = graphs  # synthesis as CUDA graphs (on CUDA, unless switched off)
 
     @classmethod
-    def load(cls, device: str = "auto", fp16: bool = False) -> Engine:
-        """Load the model on `device` ("auto": CUDA when its check passed, else CPU; "cpu"; "cuda")."""
+    def load(cls, device: str = "auto", fp16: bool = False, graphs: bool = True) -> Engine:
+        """Load the model on `device` ("auto": CUDA when its check passed, else CPU; "cpu"; "cuda");
+        `graphs=False` speaks eagerly on CUDA too."""
         from voicedesk.core.gpu import choose_device
 
         choice = choose_device(device)
@@ -98,7 +104,25 @@ class Engine:
                 f"The speech model could not be loaded ({exc}); see the log for details."
             ) from exc
         log.info("engine loaded on %s (%s) in %.1f s", choice.device, reason, time.perf_counter() - started)
-        return cls(model, choice.device, reason, fp16)
+        frame_graphs = None
+        if graphs and choice.device == "cuda":
+            from voicedesk.core.engine.frame_graphs import FrameGraphs
+
+            frame_graphs = FrameGraphs(model)
+        return cls(model, choice.device, reason, fp16, frame_graphs)
+
+    def prepare_graphs(self, seconds: float = GRAPH_SECONDS) -> int:
+        """Capture the CUDA graphs for sentences up to `seconds` now, so that no sentence waits for its
+        graph later; returns how many there are (0 where synthesis is eager)."""
+        if self.graphs is None:
+            return 0
+        import torch
+
+        from voicedesk.core.engine.masked_frames import samples_per_frame
+
+        frames = int(seconds * SAMPLE_RATE / samples_per_frame(self.model))
+        with self._precision(), torch.inference_mode():
+            return self.graphs.prepare(frames)
 
     # -- voices ----------------------------------------------------------------------------------------
 
@@ -200,7 +224,7 @@ class Engine:
         """Run on the CPU from now on (in full precision)."""
         log.warning("engine moves to the CPU: %s", reason)
         self.model.to("cpu")
-        self.device, self.device_reason, self.fp16 = "cpu", reason, False
+        self.device, self.device_reason, self.fp16, self.graphs = "cpu", reason, False, None
         self._release_cached_memory()
 
     def _release_cached_memory(self) -> None:
@@ -211,17 +235,21 @@ class Engine:
 
     def _infer(self, phonemes: str, style: Style, speed: float, random: _Random) -> Audio:
         """The one place that touches the device: inputs onto it, the model call, audio back."""
-        import torch
-
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
-        # Autocast only when asked: an `enabled=False` autocast would also switch off one the caller
-        # opened (the self-test times fp16 that way).
-        half = self.fp16 and self.device == "cuda"
-        with torch.autocast("cuda", dtype=torch.float16) if half else contextlib.nullcontext():
-            out = self.model.infer(ids, ref_s, speed, random.on(self.device))
+        speaker = self.graphs.speak_frames if self.graphs is not None else None
+        with self._precision():
+            out = self.model.infer(ids, ref_s, speed, random.on(self.device), speaker=speaker)
         audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
         return audio
+
+    def _precision(self) -> contextlib.AbstractContextManager[Any]:
+        """Autocast to float16 only when asked: an `enabled=False` autocast would also switch off one
+        the caller opened (the self-test times fp16 that way)."""
+        import torch
+
+        half = self.fp16 and self.device == "cuda"
+        return torch.autocast("cuda", dtype=torch.float16) if half else contextlib.nullcontext()
 
 
 class _Random:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +41,13 @@ class TextFeatures:
 
     d_en: torch.Tensor  # [1, 512, T] ALBERT's features, projected
     t_en: torch.Tensor  # [1, 512, T] the decoder's text encoding
+
+
+# (text, prosody features, the token of each frame, style row, rng) → (audio [samples], F0 [1, 2F])
+FrameSpeaker = Callable[
+    [TextFeatures, torch.Tensor, torch.Tensor, torch.Tensor, "torch.Generator | None"],
+    tuple[torch.Tensor, torch.Tensor],
+]
 
 
 class KokoroModel(nn.Module):
@@ -111,8 +119,10 @@ class KokoroModel(nn.Module):
         speed: float = 1.0,
         rng: torch.Generator | None = None,
         durations: torch.Tensor | None = None,
+        speaker: FrameSpeaker | None = None,
     ) -> KokoroOutput:
-        """Like `forward`, with the details; `durations` [T] (frames per token) overrides the prediction."""
+        """Like `forward`, with the details; `durations` [T] (frames per token) overrides the prediction;
+        `speaker` stands in for `speak_frames` (CUDA graphs of it: `frame_graphs.FrameGraphs`)."""
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise InputError("The model speaks one sequence at a time (token ids shaped [1, T]).")
         n_tokens = int(input_ids.shape[1])
@@ -129,7 +139,8 @@ class KokoroModel(nn.Module):
             durations = whole_frames(raw_durations)
         elif durations.shape != (n_tokens,):
             raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
-        audio, f0 = self.speak_frames(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng)
+        speak = speaker or self.speak_frames
+        audio, f0 = speak(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng)
         return KokoroOutput(audio=audio, durations=durations, f0=f0, raw_durations=raw_durations)
 
     def predict_durations(self, d: torch.Tensor, speed: float = 1.0) -> torch.Tensor:
@@ -178,6 +189,27 @@ class KokoroModel(nn.Module):
         audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
         return audio.reshape(-1), f0
 
+    def shared_prosody(self, d: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
+        """[1, 512, F] F0Ntrain's shared LSTM over the prosody features of the token each frame speaks:
+        the part of F0 and energy that must see the real frames only (run backwards from past the end,
+        the LSTM would reach them in another state)."""
+        en = d.index_select(1, frames)  # [1, F, 640]
+        x: torch.Tensor = self.predictor.shared(en)[0]
+        return x.transpose(-1, -2)
+
+    def source_randomness(
+        self, samples: int, rng: torch.Generator | None, device: torch.device
+    ) -> tuple[torch.Tensor, torch.Tensor] | None:
+        """The harmonic source's random initial phases [1, H] and noise [1, samples, H], drawn in
+        Kokoro's order; None for a deterministic source."""
+        if self.deterministic_source:
+            return None
+        harmonics = self.decoder.generator.m_source.l_sin_gen.dim
+        initial = torch.rand(1, harmonics, generator=rng, device=device)
+        initial[:, 0] = 0  # the fundamental starts at phase zero
+        noise = torch.randn((1, samples, harmonics), generator=rng, device=device)
+        return initial, noise
+
     @torch.inference_mode()
     def infer(
         self,
@@ -186,9 +218,10 @@ class KokoroModel(nn.Module):
         speed: float = 1.0,
         rng: torch.Generator | None = None,
         durations: torch.Tensor | None = None,
+        speaker: FrameSpeaker | None = None,
     ) -> KokoroOutput:
         """`synthesize` without autograd bookkeeping: the path for speaking."""
-        return self.synthesize(input_ids, ref_s, speed, rng, durations)
+        return self.synthesize(input_ids, ref_s, speed, rng, durations, speaker)
 
     # -- decoder -------------------------------------------------------------------------------------
 
@@ -224,7 +257,8 @@ class KokoroModel(nn.Module):
         resblock = _call_module if torch.is_grad_enabled() else _resblock_in_place
         with torch.set_grad_enabled(torch.is_grad_enabled() and self.source_grad):
             f0_up = gen.f0_upsamp(f0[:, None]).transpose(1, 2)  # [1, samples, 1]
-            source = self._harmonic_source(f0_up, rng).transpose(1, 2).squeeze(1)
+            randomness = self.source_randomness(f0_up.shape[1], rng, f0_up.device)
+            source = self.harmonic_source(f0_up, randomness).transpose(1, 2).squeeze(1)
             har = self._source_spectrum(source)
         for i in range(gen.num_upsamples):
             x = F.leaky_relu(x, negative_slope=0.1)
@@ -241,18 +275,19 @@ class KokoroModel(nn.Module):
         half = gen.post_n_fft // 2 + 1
         spec = torch.exp(x[:, :half, :])
         phase = torch.sin(x[:, half:, :])
-        return _inverse_stft(spec, phase, gen.stft.window, gen.stft.hop_length)
+        return inverse_stft(spec, phase, gen.stft.window, gen.stft.hop_length)
 
-    def _harmonic_source(self, f0_up: torch.Tensor, rng: torch.Generator | None) -> torch.Tensor:
-        """Kokoro's SineGen + SourceModuleHnNSF: F0 [1, samples, 1] → merged excitation [1, samples, 1]."""
+    def harmonic_source(
+        self, f0_up: torch.Tensor, randomness: tuple[torch.Tensor, torch.Tensor] | None
+    ) -> torch.Tensor:
+        """Kokoro's SineGen + SourceModuleHnNSF: F0 [1, samples, 1] → merged excitation [1, samples, 1],
+        with the random numbers of `source_randomness` (None: deterministic)."""
         m_source = self.decoder.generator.m_source
         sine = m_source.l_sin_gen
         harmonics = torch.arange(1, sine.dim + 1, device=f0_up.device, dtype=f0_up.dtype)
         rad = (f0_up * harmonics / sine.sampling_rate) % 1
-        if not self.deterministic_source:
-            initial = torch.rand(rad.shape[0], rad.shape[2], generator=rng, device=rad.device)
-            initial[:, 0] = 0  # the fundamental starts at phase zero
-            rad = torch.cat([rad[:, :1, :] + initial[:, None, :], rad[:, 1:, :]], dim=1)
+        if randomness is not None:
+            rad = torch.cat([rad[:, :1, :] + randomness[0][:, None, :], rad[:, 1:, :]], dim=1)
         # Phase is integrated at frame rate and interpolated back up (as Kokoro does, to keep it smooth).
         scale = sine.upsample_scale
         rad = F.interpolate(rad.transpose(1, 2), scale_factor=1 / scale, mode="linear").transpose(1, 2)
@@ -262,9 +297,9 @@ class KokoroModel(nn.Module):
         )
         voiced = (f0_up > sine.voiced_threshold).to(f0_up.dtype)
         waves = torch.sin(phase) * sine.sine_amp * voiced
-        if not self.deterministic_source:
+        if randomness is not None:
             noise_amp = voiced * sine.noise_std + (1 - voiced) * sine.sine_amp / 3
-            waves = waves + noise_amp * torch.randn(waves.shape, generator=rng, device=waves.device)
+            waves = waves + noise_amp * randomness[1]
         merged: torch.Tensor = m_source.l_tanh(m_source.l_linear(waves))
         return merged
 
@@ -320,10 +355,17 @@ def frame_tokens(durations: torch.Tensor) -> torch.Tensor:
     return torch.repeat_interleave(torch.arange(durations.shape[0], device=durations.device), durations)
 
 
-def _inverse_stft(magnitude: torch.Tensor, phase: torch.Tensor, window: torch.Tensor, hop: int) -> torch.Tensor:
+def inverse_stft(
+    magnitude: torch.Tensor,
+    phase: torch.Tensor,
+    window: torch.Tensor,
+    hop: int,
+    frame_mask: torch.Tensor | None = None,
+) -> torch.Tensor:
     """`torch.istft` (centred, one-sided) as inverse FFT and overlap-add. `torch.istft` checks the window
     envelope with a read back to the host, which a CUDA graph cannot hold; the envelope of a Hann
-    window at this hop never vanishes inside the trimmed signal, so the check is not needed here."""
+    window at this hop never vanishes inside the trimmed signal, so the check is not needed here.
+    `frame_mask` [1, 1, F] (1 for real frames) leaves padded frames out of the signal and the envelope."""
     n_fft = window.shape[0]
     # In float32 whatever autocast made of the two: CUDA autocast runs exp (the magnitude) in float32 and
     # sin (the phase) in float16, and the complex number needs both alike.
@@ -332,8 +374,11 @@ def _inverse_stft(magnitude: torch.Tensor, phase: torch.Tensor, window: torch.Te
     n_frames = frames.shape[-1]
     length = n_fft + hop * (n_frames - 1)
     fold = {"output_size": (1, length), "kernel_size": (1, n_fft), "stride": (1, hop)}
+    weights = window.square()[None, :, None].expand(1, n_fft, n_frames)
+    if frame_mask is not None:
+        frames, weights = frames * frame_mask, weights * frame_mask
     signal = F.fold(frames, **fold)
-    envelope = F.fold(window.square()[None, :, None].expand(1, n_fft, n_frames), **fold)
+    envelope = F.fold(weights, **fold)
     half = n_fft // 2  # trimmed before dividing: the envelope is zero at the very edges
     return (signal[..., half : length - half] / envelope[..., half : length - half]).reshape(1, 1, -1)
 

@@ -1,0 +1,179 @@
+"""Synthesis's frame-rate half (F0 and energy, decoder, vocoder) replayed as CUDA graphs.
+
+Eagerly, a sentence on a fast GPU is ~3 000 small kernels launched one by one by the host, which takes
+4-8× longer than the GPU's own work (docs/benchmarks/gpu-profile.md). A CUDA graph launches them all
+at once, but replays one fixed shape, and every sentence has its own length. So sentences are padded
+up to a length bucket and the pass is masked to give the unpadded result (`masked_frames.py`): one
+graph per bucket serves every sentence that fits it. Text encoding, durations and the shared LSTM (a
+few dozen launches) stay eager; they decide the length.
+
+    graphs = FrameGraphs(model)
+    model.infer(ids, ref_s, speaker=graphs.speak_frames)
+
+On the CPU there is nothing to capture: `capture=False` runs the same padded pass eagerly (the tests'
+view of the graphs' inputs and outputs).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from voicedesk.core.engine.config import KOKORO_CONFIG, STYLE_DIM
+from voicedesk.core.engine.masked_frames import samples_per_frame, speak_padded
+from voicedesk.core.engine.model import KokoroModel, TextFeatures
+
+log = logging.getLogger(__name__)
+
+# (up to this many frames, round up to a multiple of this); a frame is 25 ms. Finer buckets waste less
+# padding, coarser ones capture fewer graphs; beyond the last, sentences are spoken eagerly.
+BUCKETS = ((256, 32), (512, 64), (2048, 128))
+HIDDEN = KOKORO_CONFIG["hidden_dim"]  # channels of the shared LSTM's output and of the text encoding
+
+
+def bucket_frames(frames: int) -> int | None:
+    """The padded length for `frames`, or None when it is longer than every bucket."""
+    for limit, step in BUCKETS:
+        if frames <= limit:
+            return -(-frames // step) * step
+    return None
+
+
+def all_buckets(max_frames: int) -> list[int]:
+    """Every bucket length up to the one that holds `max_frames`."""
+    last = bucket_frames(max_frames) or BUCKETS[-1][0]
+    lengths: list[int] = []
+    start = 0
+    for limit, step in BUCKETS:
+        lengths += range(start + step, min(limit, last) + 1, step)
+        start = limit
+    return lengths
+
+
+@dataclass
+class _Bucket:
+    """Static inputs and outputs of one padded length; the graph reads and writes these tensors."""
+
+    shared: torch.Tensor
+    asr: torch.Tensor
+    ref_s: torch.Tensor
+    initial: torch.Tensor
+    noise: torch.Tensor
+    real_frames: torch.Tensor
+    outputs: tuple[torch.Tensor, torch.Tensor] | None = None
+    graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)
+
+
+class FrameGraphs:
+    """One CUDA graph per length bucket for one model, captured when a bucket is first needed."""
+
+    def __init__(self, model: KokoroModel, capture: bool = True) -> None:
+        self.model = model
+        self.capture = capture
+        self.failure: str | None = None  # why capturing stopped; from then on the pass is eager
+        self._buckets: dict[tuple[int, bool, bool], _Bucket] = {}
+        self._pool: Any = None  # one memory pool for all graphs: they never run at once
+        self._samples_per_frame = samples_per_frame(model)
+        self._harmonics = int(model.decoder.generator.m_source.l_sin_gen.dim)
+
+    @property
+    def captured(self) -> int:
+        return sum(bucket.graph is not None for bucket in self._buckets.values())
+
+    def speak_frames(
+        self,
+        text: TextFeatures,
+        d: torch.Tensor,
+        frames: torch.Tensor,
+        ref_s: torch.Tensor,
+        rng: torch.Generator | None = None,
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """`KokoroModel.speak_frames` through the bucket that holds this many frames."""
+        model = self.model
+        n = int(frames.shape[0])
+        length = bucket_frames(n)
+        if length is None or self.failure is not None:
+            return model.speak_frames(text, d, frames, ref_s, rng)
+        bucket = self._bucket(length)
+        if bucket is None:
+            return model.speak_frames(text, d, frames, ref_s, rng)
+        samples = n * self._samples_per_frame
+        bucket.shared.zero_()
+        bucket.shared[..., :n].copy_(model.shared_prosody(d, frames))
+        bucket.asr.zero_()
+        bucket.asr[..., :n].copy_(text.t_en.index_select(-1, frames))
+        bucket.ref_s.copy_(ref_s)
+        bucket.initial.zero_()
+        bucket.noise.zero_()
+        randomness = model.source_randomness(samples, rng, ref_s.device)
+        if randomness is not None:
+            bucket.initial.copy_(randomness[0])
+            bucket.noise[:, :samples].copy_(randomness[1])
+        bucket.real_frames.fill_(n)
+        audio, f0 = self._run(bucket)
+        return audio[:samples].clone(), f0[:, : 2 * n].clone()
+
+    def prepare(self, max_frames: int) -> int:
+        """Capture every bucket up to `max_frames` now (at load, rather than at a user's first sentence);
+        returns how many graphs there are."""
+        for length in all_buckets(max_frames):
+            if self.failure is not None:
+                break
+            self._bucket(length)
+        return self.captured
+
+    def _run(self, bucket: _Bucket) -> tuple[torch.Tensor, torch.Tensor]:
+        if bucket.graph is not None:
+            bucket.graph.replay()
+            assert bucket.outputs is not None
+            return bucket.outputs
+        return self._pass(bucket)
+
+    def _pass(self, bucket: _Bucket) -> tuple[torch.Tensor, torch.Tensor]:
+        randomness = (bucket.initial, bucket.noise)
+        return speak_padded(self.model, bucket.shared, bucket.asr, bucket.ref_s, randomness, bucket.real_frames)
+
+    def _bucket(self, length: int) -> _Bucket | None:
+        # Autocast and cuDNN change which kernels a graph holds, so each setting has its own graphs.
+        half = torch.is_autocast_enabled("cuda")
+        key = (length, half, bool(torch.backends.cudnn.enabled))
+        if key not in self._buckets:
+            bucket = self._new_bucket(length)
+            if self.capture:
+                try:
+                    self._capture(bucket)
+                except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
+                    log.warning("speaking without CUDA graphs: %s", exc)
+                    self.failure = str(exc).splitlines()[0]
+                    return None
+            self._buckets[key] = bucket
+        return self._buckets[key]
+
+    def _new_bucket(self, length: int) -> _Bucket:
+        device = self.model.device
+        with torch.inference_mode(False):  # plain tensors: the graph writes them outside inference mode too
+            return _Bucket(
+                shared=torch.zeros(1, HIDDEN, length, device=device),
+                asr=torch.zeros(1, HIDDEN, length, device=device),
+                ref_s=torch.zeros(1, STYLE_DIM, device=device),
+                initial=torch.zeros(1, self._harmonics, device=device),
+                noise=torch.zeros(1, length * self._samples_per_frame, self._harmonics, device=device),
+                real_frames=torch.full((), length, dtype=torch.long, device=device),
+            )
+
+    def _capture(self, bucket: _Bucket) -> None:
+        with torch.inference_mode(False), torch.no_grad():
+            side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):  # a warm-up pass: lazy initialisation and cuDNN's tuning
+                self._pass(bucket)
+            torch.cuda.current_stream().wait_stream(side)
+            if self._pool is None:
+                self._pool = torch.cuda.graph_pool_handle()
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph, pool=self._pool):
+                outputs = self._pass(bucket)
+        bucket.graph, bucket.outputs = graph, outputs

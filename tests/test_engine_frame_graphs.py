@@ -1,0 +1,75 @@
+"""Synthesis through length buckets (what CUDA replays as graphs), on the CPU with the real model: the
+padded, masked pass must speak what the unpadded pass speaks. The capture itself needs CUDA; its
+figures are in docs/benchmarks/gpu-profile.md."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+import torch
+
+from voicedesk.core.engine.frame_graphs import BUCKETS, FrameGraphs, all_buckets, bucket_frames
+
+SENTENCE = "ðə tɹˈAn tə ðə kˈOst lˈivz æt nˈun."  # 2.5 s: pads into a 128-frame bucket
+
+
+def _snr_db(reference: torch.Tensor, other: torch.Tensor) -> float:
+    return float(10 * torch.log10(reference.square().sum() / (reference - other).square().sum()))
+
+
+def test_buckets_round_up_and_cover_every_length() -> None:
+    assert bucket_frames(1) == 32 and bucket_frames(32) == 32 and bucket_frames(33) == 64
+    assert bucket_frames(257) == 320 and bucket_frames(2048) == 2048
+    assert bucket_frames(BUCKETS[-1][0] + 1) is None  # longer sentences are spoken eagerly
+    lengths = all_buckets(300)
+    assert lengths == [32, 64, 96, 128, 160, 192, 224, 256, 320]
+    assert all(bucket_frames(n) in lengths for n in range(1, 321))
+
+
+@pytest.mark.parametrize("deterministic", [True, False])
+def test_padded_pass_speaks_as_the_unpadded_one(cpu_engine: Any, deterministic: bool) -> None:
+    model = cpu_engine.model
+    ids = cpu_engine.token_ids(SENTENCE)
+    style = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(SENTENCE))
+    graphs = FrameGraphs(model, capture=False)
+    model.deterministic_source = deterministic
+    try:
+        exact = model.infer(ids, style, rng=torch.Generator().manual_seed(4))
+        padded = model.infer(ids, style, rng=torch.Generator().manual_seed(4), speaker=graphs.speak_frames)
+        # The vocoder takes the phase of near-silent STFT bins, which rounding flips: how far a 1e-6
+        # change of the style moves the audio is the yardstick for "equal".
+        nudged = model.infer(ids, style * (1 + 1e-6), rng=torch.Generator().manual_seed(4),
+                             durations=exact.durations)
+    finally:
+        model.deterministic_source = False
+    frames = int(exact.durations.sum())
+    assert bucket_frames(frames) > frames  # the pass really was padded
+    assert padded.audio.shape == exact.audio.shape and padded.f0.shape == exact.f0.shape
+    # F0 is a smooth function of the inputs: equal up to rounding. (Unmasked, a transposed convolution's
+    # bias past the end moved the last F0 value by 0.3 Hz and the audio by 20 dB.)
+    assert torch.allclose(padded.f0, exact.f0, atol=1e-3)
+    assert _snr_db(exact.audio, padded.audio) > max(25.0, _snr_db(exact.audio, nudged.audio))
+
+
+def test_past_the_end_the_padded_outputs_are_silent(cpu_engine: Any) -> None:
+    from voicedesk.core.engine.masked_frames import samples_per_frame, speak_padded
+
+    model = cpu_engine.model
+    torch.manual_seed(0)
+    length, real = 64, 40
+    shared, asr = torch.randn(1, 512, length), torch.randn(1, 512, length)
+    shared[..., real:] = 0
+    asr[..., real:] = 0
+    style = cpu_engine.style_tensor(cpu_engine.stock_voice("jf_alpha"), 20)
+    harmonics = model.decoder.generator.m_source.l_sin_gen.dim
+    noise = (torch.zeros(1, harmonics), torch.zeros(1, length * samples_per_frame(model), harmonics))
+    with torch.inference_mode():
+        audio, f0 = speak_padded(model, shared, asr, style, noise, torch.tensor(real))
+    end = real * samples_per_frame(model)
+    assert torch.isfinite(audio).all() and audio[end:].abs().max() == 0 and f0[:, 2 * real :].abs().max() == 0
+    assert audio[:end].abs().max() > 0.01
+
+
+def test_engine_graphs_only_on_cuda(cpu_engine: Any) -> None:
+    assert cpu_engine.graphs is None and cpu_engine.prepare_graphs() == 0
