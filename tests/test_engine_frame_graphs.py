@@ -33,7 +33,8 @@ def test_padded_pass_speaks_as_the_unpadded_one(cpu_engine: Any, deterministic: 
     ids = cpu_engine.token_ids(SENTENCE)
     style = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(SENTENCE))
     graphs = FrameGraphs(model, capture=False)
-    model.deterministic_source = deterministic
+    bf16 = model.vocoder_bf16
+    model.deterministic_source, model.vocoder_bf16 = deterministic, False  # the CUDA pass is float32
     try:
         exact = model.infer(ids, style, rng=torch.Generator().manual_seed(4))
         padded = model.infer(ids, style, rng=torch.Generator().manual_seed(4), speaker=graphs.speak_frames)
@@ -42,7 +43,7 @@ def test_padded_pass_speaks_as_the_unpadded_one(cpu_engine: Any, deterministic: 
         nudged = model.infer(ids, style * (1 + 1e-6), rng=torch.Generator().manual_seed(4),
                              durations=exact.durations)
     finally:
-        model.deterministic_source = False
+        model.deterministic_source, model.vocoder_bf16 = False, bf16
     frames = int(exact.durations.sum())
     assert bucket_frames(frames) > frames  # the pass really was padded
     assert padded.audio.shape == exact.audio.shape and padded.f0.shape == exact.f0.shape
@@ -73,3 +74,30 @@ def test_past_the_end_the_padded_outputs_are_silent(cpu_engine: Any) -> None:
 
 def test_engine_graphs_only_on_cuda(cpu_engine: Any) -> None:
     assert cpu_engine.graphs is None and cpu_engine.prepare_graphs() == 0
+
+
+def test_a_replay_is_checked_against_the_eager_pass(cpu_engine: Any) -> None:
+    # On CUDA each captured graph is replayed once on probe inputs and compared with the eager pass;
+    # here the check itself, on real outputs of the padded pass.
+    from voicedesk.core.engine.frame_graphs import replay_disagrees
+    from voicedesk.core.engine.masked_frames import samples_per_frame, speak_padded
+
+    model = cpu_engine.model
+    torch.manual_seed(1)
+    length = 48
+    shared, asr = torch.randn(1, 512, length) * 0.5, torch.randn(1, 512, length) * 0.5
+    harmonics = model.decoder.generator.m_source.l_sin_gen.dim
+    noise = (torch.zeros(1, harmonics), torch.zeros(1, length * samples_per_frame(model), harmonics))
+
+    def speak(voice: str) -> tuple[torch.Tensor, torch.Tensor]:
+        style = cpu_engine.style_tensor(cpu_engine.stock_voice(voice), 20)
+        with torch.inference_mode():
+            return speak_padded(model, shared, asr, style, noise, torch.tensor(length - 3))
+
+    expected = speak("jf_alpha")
+    assert replay_disagrees(expected, speak("jf_alpha")) is None
+    assert "F0" in (replay_disagrees(expected, speak("jm_kumo")) or "")
+    silent = (torch.zeros_like(expected[0]), expected[1])
+    assert "SNR" in (replay_disagrees(expected, silent) or "")
+    broken = (expected[0] * float("nan"), expected[1])
+    assert replay_disagrees(expected, broken) == "not finite"

@@ -17,6 +17,7 @@ view of the graphs' inputs and outputs).
 from __future__ import annotations
 
 import logging
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -165,15 +166,48 @@ class FrameGraphs:
             )
 
     def _capture(self, bucket: _Bucket) -> None:
+        """Capture the bucket's pass, then replay it once on probe inputs and check it against the eager
+        pass on the same inputs: a graph that would speak wrongly is never used."""
         with torch.inference_mode(False), torch.no_grad():
+            _fill_probe(bucket)
             side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):  # a warm-up pass: lazy initialisation and cuDNN's tuning
-                self._pass(bucket)
+                expected = tuple(out.clone() for out in self._pass(bucket))
             torch.cuda.current_stream().wait_stream(side)
             if self._pool is None:
                 self._pool = torch.cuda.graph_pool_handle()
             graph = torch.cuda.CUDAGraph()
             with torch.cuda.graph(graph, pool=self._pool):
                 outputs = self._pass(bucket)
+            graph.replay()
+            problem = replay_disagrees(expected, outputs)
+            if problem:
+                raise RuntimeError(f"a replayed graph disagreed with the eager pass ({problem})")
         bucket.graph, bucket.outputs = graph, outputs
+
+
+def _fill_probe(bucket: _Bucket) -> None:
+    """Inputs of a realistic scale, a few frames short of the bucket (so the masking takes part)."""
+    rng = torch.Generator(device=bucket.shared.device).manual_seed(0)
+    for tensor, scale in ((bucket.shared, 0.5), (bucket.asr, 0.5), (bucket.ref_s, 0.2)):
+        tensor.copy_(torch.randn(tensor.shape, generator=rng, device=tensor.device) * scale)
+    bucket.real_frames.fill_(bucket.shared.shape[-1] - 3)
+
+
+def replay_disagrees(
+    expected: tuple[torch.Tensor, ...], got: tuple[torch.Tensor, ...], min_snr_db: float = 15.0
+) -> str | None:
+    """Why (audio, F0) `got` is not the pass `expected` (None when it is). F0 is smooth in its inputs
+    and must match closely; audio only to `min_snr_db`: the vocoder takes the phase of near-silent STFT
+    bins, which flips with rounding (a 1e-6 change of the style costs 30-45 dB)."""
+    (audio, f0), (audio_got, f0_got) = expected, got
+    if not (torch.isfinite(audio_got).all() and torch.isfinite(f0_got).all()):
+        return "not finite"
+    if not torch.allclose(f0_got.float(), f0.float(), rtol=1e-3, atol=1e-2):
+        return f"F0 differs by up to {float((f0_got - f0).abs().max()):.3g} Hz"
+    error = float((audio_got.float() - audio.float()).square().sum())
+    signal = float(audio.float().square().sum())
+    if error > 0 and (signal == 0 or 10 * math.log10(signal / error) < min_snr_db):
+        return f"audio SNR {10 * math.log10(max(signal, 1e-30) / error):.1f} dB"
+    return None

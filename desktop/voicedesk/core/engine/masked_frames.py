@@ -106,7 +106,7 @@ def _generate(
     randomness: tuple[torch.Tensor, torch.Tensor],
     real_frames: torch.Tensor,
 ) -> torch.Tensor:
-    """Kokoro's Generator.forward (as `KokoroModel._generate`), masked; audio [1, 1, samples]."""
+    """Kokoro's Generator.forward (as `KokoroModel.vocode`), masked; audio [1, 1, samples]."""
     gen = model.decoder.generator
     real = 2 * real_frames  # the decoder's output runs at F0's rate
     at = span(x.shape[-1], real)
