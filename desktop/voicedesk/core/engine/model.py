@@ -12,7 +12,7 @@ This module imports torch at the top: import it only where the model is needed.
 
 from __future__ import annotations
 
-import contextlib
+import copy
 import math
 import warnings
 from collections.abc import Callable
@@ -72,9 +72,9 @@ class KokoroModel(nn.Module):
         stft.register_buffer("window", window, persistent=False)
         self.deterministic_source = False
         self.source_grad = False
-        # Run the vocoder's upsampling blocks in bfloat16 on the CPU when speaking (never when fitting):
-        # the engine switches it on where this CPU measured faster that way (`cpu_precision.py`).
-        self.vocoder_bf16 = False
+        # A plain list, so that the bfloat16 copy of the vocoder (see `vocoder_bf16`) is no submodule:
+        # it stays out of the state dict and of `.to(device)`.
+        self._bf16_blocks: list[nn.Module] = []
         self.eval()
 
     def _build(self, modules: Any, istftnet: Any) -> None:
@@ -264,30 +264,48 @@ class KokoroModel(nn.Module):
             randomness = self.source_randomness(f0_up.shape[1], rng, f0_up.device)
             source = self.harmonic_source(f0_up, randomness).transpose(1, 2).squeeze(1)
             har = self._source_spectrum(source)
-        with self._vocoder_precision(x):
-            for i in range(gen.num_upsamples):
-                x = F.leaky_relu(x, negative_slope=0.1)
-                x_source = resblock(gen.noise_res[i], gen.noise_convs[i](har), timbre)
-                x = gen.ups[i](x)
-                if i == gen.num_upsamples - 1:
-                    x = gen.reflection_pad(x)
-                x = x + x_source
-                xs = resblock(gen.resblocks[i * gen.num_kernels], x, timbre)
-                for j in range(1, gen.num_kernels):
-                    xs = xs + resblock(gen.resblocks[i * gen.num_kernels + j], x, timbre)
-                x = xs / gen.num_kernels
-        # Always in float32 where bfloat16 ran above: this convolution makes the log-magnitude and phase,
-        # and in bfloat16 it moved the voice audibly (judge similarity 0.97 instead of 0.9998).
+        blocks = self._upsampling_blocks(x)
+        if blocks is not gen:  # the bfloat16 copy: its inputs in bfloat16 too
+            x, har, timbre = x.bfloat16(), har.bfloat16(), timbre.bfloat16()
+        for i in range(blocks.num_upsamples):
+            x = F.leaky_relu(x, negative_slope=0.1)
+            x_source = resblock(blocks.noise_res[i], blocks.noise_convs[i](har), timbre)
+            x = blocks.ups[i](x)
+            if i == blocks.num_upsamples - 1:
+                x = blocks.reflection_pad(x)
+            x = x + x_source
+            xs = resblock(blocks.resblocks[i * blocks.num_kernels], x, timbre)
+            for j in range(1, blocks.num_kernels):
+                xs = xs + resblock(blocks.resblocks[i * blocks.num_kernels + j], x, timbre)
+            x = xs / blocks.num_kernels
+        # Always in float32: this convolution makes the log-magnitude and phase, and in bfloat16 it moved
+        # the voice audibly (judge similarity 0.98 instead of 0.9997).
         x = gen.conv_post(F.leaky_relu(x).float() if x.dtype == torch.bfloat16 else F.leaky_relu(x))
         half = gen.post_n_fft // 2 + 1
         spec = torch.exp(x[:, :half, :])
         phase = torch.sin(x[:, half:, :])
         return inverse_stft(spec, phase, gen.stft.window, gen.stft.hop_length)
 
-    def _vocoder_precision(self, x: torch.Tensor) -> contextlib.AbstractContextManager[Any]:
-        if self.vocoder_bf16 and x.device.type == "cpu" and not torch.is_grad_enabled():
-            return torch.autocast("cpu", dtype=torch.bfloat16)
-        return contextlib.nullcontext()
+    @property
+    def vocoder_bf16(self) -> bool:
+        """Speak with the vocoder's upsampling blocks in bfloat16 on the CPU (never when fitting: with
+        gradients the float32 blocks run). The engine switches it on where this CPU measured faster that
+        way (`cpu_precision.py`); a bfloat16 copy of the blocks (40 MB) is kept while it is on."""
+        return bool(self._bf16_blocks)
+
+    @vocoder_bf16.setter
+    def vocoder_bf16(self, on: bool) -> None:
+        if not on:
+            self._bf16_blocks.clear()
+        elif not self._bf16_blocks:
+            blocks = copy.deepcopy(self.decoder.generator).to(device="cpu", dtype=torch.bfloat16)
+            self._bf16_blocks.append(blocks)
+
+    def _upsampling_blocks(self, x: torch.Tensor) -> Any:
+        """The generator whose upsampling blocks speak `x`: its bfloat16 copy where that applies."""
+        if self._bf16_blocks and x.device.type == "cpu" and not torch.is_grad_enabled():
+            return self._bf16_blocks[0]
+        return self.decoder.generator
 
     def harmonic_source(
         self, f0_up: torch.Tensor, randomness: tuple[torch.Tensor, torch.Tensor] | None
