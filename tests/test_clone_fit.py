@@ -175,7 +175,8 @@ def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> 
     ids = torch.tensor([[0, *said, 0]])
     start = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(said))
     moved = start + 0.05 * torch.randn(start.shape, generator=torch.Generator().manual_seed(1))
-    model.deterministic_source = True
+    # Two code paths must compute one thing: compared in float32 (bfloat16 would round each its own way).
+    bf16, model.deterministic_source, model.vocoder_bf16 = model.vocoder_bf16, True, False
     try:
         utterance = FixedUtterance(model, ids, start)
         durations = model.infer(ids, start).durations
@@ -191,7 +192,7 @@ def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> 
             lambda row: (lambda out: (resample_24k_to_16k(out.audio), out.f0))(model.synthesize(ids, row, durations=durations))
         )
     finally:
-        model.deterministic_source = False
+        model.deterministic_source, model.vocoder_bf16 = False, bf16
     assert utterance.frames.shape[0] == int(durations.sum())  # the timing stays the start's
     assert torch.allclose(wav, expected_wav, atol=1e-5)
     assert torch.isfinite(grad).all() and grad.abs().sum() > 0
@@ -221,7 +222,8 @@ def test_the_fixed_shape_step_computes_the_eager_fits_loss(cpu_engine: Any, prom
     weights = Weights(pitch=1.0, spectrum=0.1, prompt=0.1, spectrum_voiced=False, augment=False)
     delta = torch.zeros(256, requires_grad=True)
     start = cpu_engine.style_tensor(cpu_engine.stock_voice("jm_kumo"), len(said))
-    model.deterministic_source = True
+    # Two code paths must compute one thing: compared in float32 (bfloat16 would round each its own way).
+    bf16, model.deterministic_source, model.vocoder_bf16 = model.vocoder_bf16, True, False
     try:
         utterance = FixedUtterance(model, ids, start)
         step = SaidStep(utterance, ge2e, targets, weights, style=lambda: start + delta,
@@ -239,7 +241,7 @@ def test_the_fixed_shape_step_computes_the_eager_fits_loss(cpu_engine: Any, prom
                 + 0.01 * delta.square().sum())
         torch.autograd.backward(loss)
     finally:
-        model.deterministic_source = False
+        model.deterministic_source, model.vocoder_bf16 = False, bf16
     assert float(similarity) == pytest.approx(float(sim.detach()), abs=1e-5)
     assert delta.grad is not None and torch.allclose(grad, delta.grad, rtol=1e-3, atol=1e-6)
 

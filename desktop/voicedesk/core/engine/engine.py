@@ -227,7 +227,7 @@ class Engine:
         return self._infer(phonemes, style, speed, random), (CPU_NOTICE,)
 
     def move_to_cpu(self, reason: str) -> None:
-        """Run on the CPU from now on (in full precision)."""
+        """Run on the CPU from now on (float32, the vocoder in bfloat16 where this CPU is faster so)."""
         log.warning("engine moves to the CPU: %s", reason)
         self.model.to("cpu")
         reason += f"; {_choose_cpu_precision(self.model)}"

@@ -288,9 +288,10 @@ class KokoroModel(nn.Module):
 
     @property
     def vocoder_bf16(self) -> bool:
-        """Speak with the vocoder's upsampling blocks in bfloat16 on the CPU (never when fitting: with
-        gradients the float32 blocks run). The engine switches it on where this CPU measured faster that
-        way (`cpu_precision.py`); a bfloat16 copy of the blocks (40 MB) is kept while it is on."""
+        """Run the vocoder's upsampling blocks in bfloat16 on the CPU, for speaking and for fitting
+        (gradients reach the style through them; 18-20 fitting steps fit the CPU's minute instead of
+        10-15, docs/benchmarks/clone-dev.md sweep 8). The engine switches it on where this CPU measured
+        faster that way (`cpu_precision.py`); a bfloat16 copy of the blocks (40 MB) is kept while on."""
         return bool(self._bf16_blocks)
 
     @vocoder_bf16.setter
@@ -298,12 +299,14 @@ class KokoroModel(nn.Module):
         if not on:
             self._bf16_blocks.clear()
         elif not self._bf16_blocks:
-            blocks = copy.deepcopy(self.decoder.generator).to(device="cpu", dtype=torch.bfloat16)
-            self._bf16_blocks.append(blocks)
+            # Plain tensors even when switched on in inference mode: fitting passes save them for backward.
+            with torch.inference_mode(False):
+                blocks = copy.deepcopy(self.decoder.generator).to(device="cpu", dtype=torch.bfloat16)
+            self._bf16_blocks.append(blocks.requires_grad_(False))
 
     def _upsampling_blocks(self, x: torch.Tensor) -> Any:
         """The generator whose upsampling blocks speak `x`: its bfloat16 copy where that applies."""
-        if self._bf16_blocks and x.device.type == "cpu" and not torch.is_grad_enabled():
+        if self._bf16_blocks and x.device.type == "cpu":
             return self._bf16_blocks[0]
         return self.decoder.generator
 
