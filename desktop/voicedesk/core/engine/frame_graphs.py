@@ -123,7 +123,12 @@ class FrameGraphs:
         for length in all_buckets(max_frames):
             if self.failure is not None:
                 break
-            self._bucket(length)
+            try:
+                self._bucket(length)
+            except torch.OutOfMemoryError:  # the rest are captured when first needed, if memory allows then
+                log.warning("GPU memory ran short capturing speech graphs; %d captured", self.captured)
+                torch.cuda.empty_cache()
+                break
         return self.captured
 
     def _run(self, bucket: _Bucket) -> tuple[torch.Tensor, torch.Tensor]:
@@ -146,6 +151,8 @@ class FrameGraphs:
             if self.capture:
                 try:
                     self._capture(bucket)
+                except torch.OutOfMemoryError:
+                    raise  # the engine's own handling (shorter pieces, then the CPU); capture again later
                 except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
                     log.warning("speaking without CUDA graphs: %s", exc)
                     self.failure = str(exc).splitlines()[0]
