@@ -133,6 +133,8 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-heard": FitSettings(seconds=600),
     "said-only-0.1-heard-seed1": FitSettings(seconds=600, seed=1),
     "said-only-0.1-15-steps-heard": FitSettings(seconds=600, steps=15),
+    # Sweep 8: sweep 3's voiced-frame spectral shape (best floor then, WER 6 %) now that the words hold WER.
+    "said-only-voiced-heard": FitSettings(seconds=600, spectrum_voiced=True),
     "said-only-0.1-15-steps-heard-seed1": FitSettings(seconds=600, steps=15, seed=1),
     "said-only-0.1-12-steps-heard": FitSettings(seconds=600, steps=12, check_every=4),
     # Sweep 6: more steps with the words (the words' aligned distance is a target no encoder made).
