@@ -101,3 +101,16 @@ def test_a_replay_is_checked_against_the_eager_pass(cpu_engine: Any) -> None:
     assert "SNR" in (replay_disagrees(expected, silent) or "")
     broken = (expected[0] * float("nan"), expected[1])
     assert replay_disagrees(expected, broken) == "not finite"
+
+
+def test_the_speed_note_says_how_speech_runs(cpu_engine: Any) -> None:
+    # The status panel's "Speech" row; the GPU wording is checked without a GPU (nothing runs here).
+    from voicedesk.core.engine import Engine
+
+    graphs = FrameGraphs(cpu_engine.model, capture=False)
+    gpu = Engine(cpu_engine.model, "cuda", "probe passed", False, graphs)
+    assert gpu.speed_note() == "GPU, float32, CUDA graphs for 0 sentence lengths"
+    graphs.failure = "capture failed"
+    assert gpu.speed_note() == "GPU, float32, eager: CUDA graphs failed (capture failed)"
+    assert Engine(cpu_engine.model, "cuda", "x", True).speed_note() == "GPU, float16, eager (CUDA graphs off)"
+    assert cpu_engine.speed_note().startswith("CPU, ")

@@ -123,6 +123,10 @@ def test_badge_follows_the_loaded_engine(qtbot: QtBot, cpu_engine: Any, monkeypa
     panel.show_engine(cpu_engine)
     assert panel.badge.text() == f"CPU · {cpu_engine.device_reason}"
     assert panel.choice is None
+    # How speech is computed, with the reason (the precision trial's outcome) on hover.
+    expected = "CPU, vocoder in bfloat16" if cpu_engine.model.vocoder_bf16 else "CPU, float32"
+    assert row(panel, "speech")[0] == expected
+    assert panel.rows["speech"][2].toolTip() == cpu_engine.device_reason
 
     report = probe()
     monkeypatch.setattr(device, "_cached", report)  # the engine's load probed: reuse that report

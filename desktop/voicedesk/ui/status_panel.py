@@ -210,6 +210,12 @@ class StatusPanel(QWidget):
             self.show_choice(DeviceChoice(device, reason, report))
         else:
             self.badge.setText(f"{'GPU' if device == 'cuda' else 'CPU'} · {reason}" if reason else device.upper())
+        speed_note = getattr(engine, "speed_note", None)
+        if callable(speed_note):  # why speech is as fast as it is: precision, CUDA graphs
+            dot, _name, value = self._row("speech", "Speech")
+            dot.setStyleSheet(f"color: {STATE_COLOURS[State.OK]};")
+            value.setText(str(speed_note()))
+            value.setToolTip(reason)
 
     def show_self_test(self, report: SelfTestReport) -> None:
         self.self_test = report

@@ -117,6 +117,17 @@ class Engine:
             frame_graphs = FrameGraphs(model)
         return cls(model, choice.device, reason, fp16, frame_graphs)
 
+    def speed_note(self) -> str:
+        """How speech is computed here, in a few words for the status panel."""
+        if self.device == "cpu":
+            return "CPU, " + ("vocoder in bfloat16" if self.model.vocoder_bf16 else "float32")
+        precision = "float16" if self.fp16 else "float32"
+        if self.graphs is None:
+            return f"GPU, {precision}, eager (CUDA graphs off)"
+        if self.graphs.failure is not None:
+            return f"GPU, {precision}, eager: CUDA graphs failed ({self.graphs.failure})"
+        return f"GPU, {precision}, CUDA graphs for {self.graphs.captured} sentence lengths"
+
     def prepare_graphs(self, seconds: float = GRAPH_SECONDS) -> int:
         """Capture the CUDA graphs for sentences up to `seconds` now, so that no sentence waits for its
         graph later; returns how many there are (0 where synthesis is eager)."""
