@@ -109,7 +109,7 @@ def _check_value(check: GpuCheck) -> str:
 
 def _precision_value(devices: tuple[CudaDevice, ...], check: GpuCheck) -> str:
     if not devices or not check.passed:
-        return "fp32 (CPU)"
+        return "fp32 (CPU; the vocoder in bf16 where the CPU runs it faster)"
     major = devices[0].capability[0]
     kinds = (["TF32"] if major >= 8 else []) + ["fp16"] + (["bf16"] if devices[0].bf16_supported else [])
     return ", ".join(kinds)
