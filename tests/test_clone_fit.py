@@ -77,6 +77,7 @@ def test_a_short_fit_moves_the_voice_toward_the_prompt(small_fit: tuple[list[Any
     # The male prompt starts from the male stock voice (the pitch-aware start), not a female near-tie.
     assert max(result.start, key=lambda k: result.start[k]) == "jm_kumo"
     assert result.prompt_pitch_hz is not None and result.prompt_pitch_hz < 140
+    assert 0.9 < result.pitch < 1.2  # the male start already speaks near the prompt's pitch
     steps = [p for p in progress if isinstance(p, FitProgress) and p.stage == "fitting"]
     assert [p.step for p in steps] == list(range(1, result.steps + 1))
     assert all(p.total == SMALL.steps and p.eta_seconds >= 0 for p in steps)
@@ -148,6 +149,24 @@ def test_a_fit_that_breaks_the_voice_keeps_the_start(
     assert np.abs(result.style - stock[start]).max() < 1e-3  # the start (up to its 1e-4 mixture weights)
     assert result.ge2e_after == result.ge2e_before
     assert result.report.after == pytest.approx(result.report.before, abs=0.02)
+
+
+def test_a_voice_speaks_at_its_prompts_pitch(cpu_engine: Any, stock: dict[str, np.ndarray], tmp_path: Path) -> None:
+    # mb-us1 speaks near 190 Hz; every female stock voice near 240 Hz, beyond what mixing their prosody
+    # reaches: the voice carries its own F0 scale, which the engine applies when it speaks.
+    from voicedesk.core.clone.pitch import median_pitch
+
+    path = tmp_path / "mb-us1.wav"
+    subprocess.run(["espeak-ng", "-v", "mb-us1", "-w", str(path), PROMPT_WORDS], check=True, capture_output=True)
+    audio, rate = sf.read(path, dtype="float32")
+    prompt = resample(audio, rate, 16000)
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt, settings=replace(SMALL, steps=1)))
+    assert result.prompt_pitch_hz is not None and result.pitch < 0.9
+    from voicedesk.core.engine import join_chunks
+
+    spoken = join_chunks(cpu_engine.synthesize("The garden gate was open.", result.style, seed=0, pitch=result.pitch))
+    heard = median_pitch(resample(spoken, 24000, 16000), 16000)
+    assert heard is not None and abs(heard / result.prompt_pitch_hz - 1) < 0.1
 
 
 def test_the_prompts_words_take_part_in_the_fit(

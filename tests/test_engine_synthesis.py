@@ -52,6 +52,18 @@ def test_seed_repeats_and_speed_shortens(cpu_engine: Any) -> None:
     assert len(fast) < 0.65 * len(a)
 
 
+def test_a_pitch_scale_moves_the_pitch_and_nothing_else(cpu_engine: Any) -> None:
+    from voicedesk.core.audio.resample import resample
+    from voicedesk.core.clone.pitch import median_pitch
+
+    style = cpu_engine.stock_voice("jf_alpha")
+    own = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7)
+    lower = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7, pitch=0.75)
+    assert len(lower) == len(own)  # the same timing
+    pitch_own, pitch_lower = (median_pitch(resample(a, SAMPLE_RATE, 16000), 16000) for a in (own, lower))
+    assert pitch_own and pitch_lower and abs(pitch_lower / pitch_own - 0.75) < 0.04
+
+
 def test_join_trims_edges_and_inserts_pauses() -> None:
     rate = SAMPLE_RATE
     tone = (0.5 * np.sin(np.arange(rate // 2) * 0.05)).astype(np.float32)
@@ -142,6 +154,7 @@ def test_the_stft_window_moves_with_the_model(cpu_engine: Any) -> None:
         (lambda e, s: e.synthesize_phonemes("hɛ#lo", s), "not in Kokoro's vocabulary"),
         (lambda e, s: e.synthesize_phonemes("a" * 511, s), "at most"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s, speed=9), "Speed"),
+        (lambda e, s: e.synthesize_phonemes("hɛlo", s, pitch=3.0), "Pitch scale"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s[:, :100]), "shaped"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", np.full_like(s, np.nan)), "invalid numbers"),
         (lambda e, s: list(e.synthesize("   ", s)), "no text"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import time
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -47,6 +48,27 @@ def test_save_load_round_trip_is_exact(tmp_path: Path) -> None:
     assert loaded.prompt_rate == 24000 and loaded.prompt_audio.shape == original.prompt_audio.shape
     assert np.max(np.abs(loaded.prompt_audio - original.prompt_audio)) < 1e-6  # 24-bit FLAC
     assert [path.name for path in tmp_path.iterdir()] == ["anna.vdvoice"]
+    assert loaded.pitch == 1.0
+
+
+def test_a_voices_pitch_survives_save_rename_and_export(tmp_path: Path) -> None:
+    import json
+    import zipfile
+
+    library = VoiceLibrary(tmp_path / "lib")
+    library.save(replace(make_voice(), pitch=0.84))
+    library.rename("anna", "Anna-Low")
+    exported = tmp_path / "anna.vdvoice"
+    library.export("Anna-Low", exported)
+    with zipfile.ZipFile(exported) as archive:
+        meta = json.loads(archive.read("meta.json"))
+    # Version 2: an older VoiceDesk refuses it rather than speaking it at the wrong pitch.
+    assert meta["pitch"] == 0.84 and meta["version"] == 2
+    imported = VoiceLibrary(tmp_path / "other").import_file(exported)
+    assert imported.pitch == 0.84 and VoiceLibrary(tmp_path / "other").load(imported.name).pitch == 0.84
+    library.save(make_voice("plain"))
+    with zipfile.ZipFile(tmp_path / "lib" / "plain.vdvoice") as archive:
+        assert json.loads(archive.read("meta.json"))["version"] == 1  # every VoiceDesk reads it
 
 
 def test_default_root_is_the_user_voices_folder(voicedesk_home: Path) -> None:
@@ -170,6 +192,8 @@ def test_invalid_voices_are_refused_on_save(tmp_path: Path) -> None:
         SavedVoice("a", voice.style, voice.prompt_audio, scores={"x": [1, 2]}),  # type: ignore[dict-item]
         SavedVoice("a", voice.style, voice.prompt_audio, created="soon"),
         SavedVoice("a", voice.style, voice.prompt_audio, transcript="word " * 1000),
+        SavedVoice("a", voice.style, voice.prompt_audio, pitch=3.0),
+        SavedVoice("a", voice.style, voice.prompt_audio, pitch=float("nan")),
     ]
     for bad in bad_voices:
         with pytest.raises(InputError):

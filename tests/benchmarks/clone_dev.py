@@ -157,6 +157,9 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-pass-graph": FitSettings(seconds=600, whole_step=False),
     "said-only-0.1-pass-graph-heard": FitSettings(seconds=600, whole_step=False),
     "said-only-0.1-30-steps-heard": FitSettings(seconds=600, steps=30, check_every=6),
+    # Sweep 9: the voice's own F0 scale, set from the start's pitch and the prompt's, against none.
+    "said-only-no-pitch-scale-heard": FitSettings(seconds=600, match_pitch=False),
+    "said-only-no-pitch-scale-heard-seed1": FitSettings(seconds=600, match_pitch=False, seed=1),
 }
 
 
@@ -168,7 +171,7 @@ def cache_folder() -> Path:
 # -- shared by every mode ----------------------------------------------------------------------------
 
 
-def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0) -> np.ndarray:
+def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: float = 1.0) -> np.ndarray:
     import torch
 
     row = torch.from_numpy(np.asarray(style[row_index(len(ids), len(style))], np.float32)).unsqueeze(0)
@@ -176,7 +179,7 @@ def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0) -> np.nd
     tokens = torch.tensor([[0, *ids, 0]], dtype=torch.long, device=row.device)
     gen = torch.Generator().manual_seed(seed)
     with torch.inference_mode():
-        out = model.synthesize(tokens, row, rng=None if row.device.type == "cuda" else gen)
+        out = model.synthesize(tokens, row, rng=None if row.device.type == "cuda" else gen, pitch=pitch)
     return out.audio.float().cpu().numpy()
 
 
@@ -220,11 +223,11 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
                 result = item
         assert result is not None
         seconds = time.perf_counter() - t0
-        audio = [speak(model, result.style, h) for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
-        out[name] = {"style": result.style, "audio": audio, "seconds": seconds, "steps": result.steps,
+        audio = [speak(model, result.style, h, pitch=result.pitch) for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
+        out[name] = {"style": result.style, "pitch": result.pitch, "audio": audio, "seconds": seconds, "steps": result.steps,
                      "start": result.start, "before": result.report.before, "after": result.report.after,
                      "ge2e_before": result.ge2e_before, "ge2e_after": result.ge2e_after}
-        log(f"  {name:10s} {seconds:6.1f} s {result.steps:3d} steps  start={_mix(result.start)}  "
+        log(f"  {name:10s} {seconds:6.1f} s {result.steps:3d} steps  pitch x{result.pitch:.3f}  start={_mix(result.start)}  "
             f"GE2E {result.ge2e_before:.3f}->{result.ge2e_after:.3f}  report {result.report.before:.3f}->{result.report.after:.3f}")
     return out
 
@@ -484,7 +487,7 @@ def run_device(args: argparse.Namespace) -> None:
             for k, a in enumerate(r["audio"]):
                 saved[f"{key}|audio{k}"] = a.astype(np.float16)
             saved[f"{key}|meta"] = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after",
-                                                                  "ge2e_before", "ge2e_after")})
+                                                                  "ge2e_before", "ge2e_after", "pitch")})
         # A few configurations per file: the GPU machine sends back files of at most 16 MiB.
         np.savez(Path(args.out) / f"results-{index // CONFIGS_PER_FILE}.npz", **saved)
         if index % CONFIGS_PER_FILE == CONFIGS_PER_FILE - 1:

@@ -67,18 +67,18 @@ def check_output(path: Path) -> None:
         raise InputError(f"The folder {folder} does not exist; create it or choose another output path.")
 
 
-def resolve_voice(name: str) -> tuple[Any, str | None]:
-    """(style [L, 256], the voice's language or None) for a stock or saved voice name."""
+def resolve_voice(name: str) -> tuple[Any, str | None, float]:
+    """(style [L, 256], the voice's language or None, its F0 scale) for a stock or saved voice name."""
     from voicedesk.core.engine.voices import stock_voice, stock_voice_names
     from voicedesk.core.library import VoiceLibrary
 
     stock = stock_voice_names()
     if name in stock:
-        return stock_voice(name), None
+        return stock_voice(name), None, 1.0
     library = VoiceLibrary(reserved_names=stock)
     if library.exists(name):
         saved = library.load(name)
-        return saved.style, saved.language
+        return saved.style, saved.language, saved.pitch
     known = ", ".join([*stock, *library.names()])
     raise InputError(
         f"There is no voice named {name!r}; choose one of: {known} (`voicedesk voices` lists them)."
@@ -94,7 +94,7 @@ def say(args: argparse.Namespace) -> int:
     text = read_text(args)
     check_output(args.output)
     check_speed(args.speed)
-    style, voice_language = resolve_voice(args.voice)
+    style, voice_language, pitch = resolve_voice(args.voice)
     language = args.language or voice_language or "en"
     # Reading the text first reports unspeakable input before the slower model load.
     pieces = phonemize(text, language)
@@ -103,7 +103,7 @@ def say(args: argparse.Namespace) -> int:
     engine = Engine.load(device=args.device)
     print(f"Speaking on {engine.device} ({engine.device_reason}).", file=sys.stderr)
     chunks = []
-    for chunk in engine.speak_chunks(pieces, style, speed=args.speed, seed=args.seed):
+    for chunk in engine.speak_chunks(pieces, style, speed=args.speed, seed=args.seed, pitch=pitch):
         for notice in chunk.notices:
             print(f"Note: {notice}", file=sys.stderr)
         print(f"  {chunk.index + 1}/{chunk.total}: {chunk.text}", file=sys.stderr)

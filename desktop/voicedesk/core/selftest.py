@@ -133,7 +133,7 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
     with run.step("speak"):
         from voicedesk.core.engine import join_chunks
 
-        audio = join_chunks(engine.synthesize(SENTENCE, fit.style, seed=0))
+        audio = join_chunks(engine.synthesize(SENTENCE, fit.style, seed=0, pitch=fit.pitch))
         seconds = audio.size / engine.sample_rate
         peak = float(np.max(np.abs(audio))) if audio.size else 0.0
         if not np.all(np.isfinite(audio)):

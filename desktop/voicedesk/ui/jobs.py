@@ -128,12 +128,14 @@ class SpeakRequest:
         return {"language": self.language, "speed": self.speed, "seed": self.seed}
 
 
-def voice_style(engine: Any, name: str, saved: bool) -> Any:
+def voice_style(engine: Any, name: str, saved: bool) -> tuple[Any, float]:
+    """(style, F0 scale) of a stock or saved voice."""
     if not saved:
-        return engine.stock_voice(name)
+        return engine.stock_voice(name), 1.0
     from voicedesk.core.library.voices import VoiceLibrary
 
-    return VoiceLibrary().load(name).style
+    voice = VoiceLibrary().load(name)
+    return voice.style, voice.pitch
 
 
 def speak(engine: Any, request: SpeakRequest) -> Generator[Any, None, Any]:
@@ -141,9 +143,9 @@ def speak(engine: Any, request: SpeakRequest) -> Generator[Any, None, Any]:
     from voicedesk.core.engine import join_chunks
     from voicedesk.core.library.takes import TakeHistory
 
-    style = voice_style(engine, request.voice, request.saved_voice)
+    style, pitch = voice_style(engine, request.voice, request.saved_voice)
     chunks = []
-    stream = engine.synthesize(request.text, style, request.language, request.speed, request.seed)
+    stream = engine.synthesize(request.text, style, request.language, request.speed, request.seed, pitch)
     with _closing(stream):
         for chunk in stream:
             chunks.append(chunk)

@@ -18,6 +18,7 @@ def saved_voice(name: str, result: FitResult, prompt: Any, language: str = "en",
         prompt_rate=prompt.sample_rate,
         language=language,
         transcript=transcript.strip(),
+        pitch=result.pitch,
         scores={
             "similarity_before": round(result.report.before, 4),
             "similarity_after": round(result.report.after, 4),

@@ -10,6 +10,8 @@ TIMBRE_DIM = 128
 # ALBERT's 512 positions hold the phonemes plus a pad token at each end.
 CONTEXT_LENGTH = 512
 MAX_PHONEMES = CONTEXT_LENGTH - 2
+# A voice's F0 scale (cloned voices carry one): beyond an octave either way it is a mistracked pitch.
+PITCH_RANGE = (0.5, 2.0)
 
 KOKORO_CONFIG: dict[str, Any] = {
     "n_token": 178,

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import math
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -21,7 +22,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voicedesk.core.engine import voices
-from voicedesk.core.engine.config import MAX_PHONEMES, SAMPLE_RATE
+from voicedesk.core.engine.config import MAX_PHONEMES, PITCH_RANGE, SAMPLE_RATE
 from voicedesk.core.engine.voices import Style
 from voicedesk.core.errors import InputError, ModelError
 
@@ -186,46 +187,57 @@ class Engine:
         language: str = "en",
         speed: float = 1.0,
         seed: int | None = None,
+        pitch: float = 1.0,
     ) -> Iterator[SpeechChunk]:
-        """Yield one chunk per sentence chunk of `text` as soon as it is ready (stop iterating to cancel)."""
+        """Yield one chunk per sentence chunk of `text` as soon as it is ready (stop iterating to cancel).
+        `pitch` scales the voice's F0 (a cloned voice's own scale; 1 for stock voices)."""
         from voicedesk.core.text import phonemize
 
-        return self.speak_chunks(phonemize(text, language), style, speed, seed)
+        return self.speak_chunks(phonemize(text, language), style, speed, seed, pitch)
 
     def speak_chunks(
-        self, chunks: Sequence[PhonemeChunk], style: Style, speed: float = 1.0, seed: int | None = None
+        self,
+        chunks: Sequence[PhonemeChunk],
+        style: Style,
+        speed: float = 1.0,
+        seed: int | None = None,
+        pitch: float = 1.0,
     ) -> Iterator[SpeechChunk]:
         """Like `synthesize`, for text already split and phonemized by `voicedesk.core.text.phonemize`."""
         style = voices.as_style(style)
+        check_pitch(pitch)
         random = _Random(seed)
         for index, chunk in enumerate(chunks):
-            audio, notices = self._speak(chunk.phonemes, style, speed, random)
+            audio, notices = self._speak(chunk.phonemes, style, speed, random, pitch)
             yield SpeechChunk(
                 audio, chunk.text, chunk.phonemes, index, len(chunks), (*chunk.notices, *notices)
             )
 
     def synthesize_phonemes(
-        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None
+        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None, pitch: float = 1.0
     ) -> Audio:
         """Audio for one chunk of Kokoro phonemes (at most MAX_PHONEMES symbols)."""
-        audio, _ = self._speak(phonemes, voices.as_style(style), speed, _Random(seed))
+        check_pitch(pitch)
+        audio, _ = self._speak(phonemes, voices.as_style(style), speed, _Random(seed), pitch)
         return audio
 
-    def _speak(self, phonemes: str, style: Style, speed: float, random: _Random) -> tuple[Audio, tuple[str, ...]]:
+    def _speak(
+        self, phonemes: str, style: Style, speed: float, random: _Random, pitch: float = 1.0
+    ) -> tuple[Audio, tuple[str, ...]]:
         """Audio and notices for one chunk. Out of GPU memory, the chunk is spoken again in two shorter
         pieces; if that fails too, the engine moves to the CPU for good and speaks it there."""
         import torch
 
         check_speed(speed)
         try:
-            return self._infer(phonemes, style, speed, random), ()
+            return self._infer(phonemes, style, speed, random, pitch), ()
         except torch.OutOfMemoryError:
             log.warning("out of memory on %s speaking %d phonemes", self.device, len(phonemes), exc_info=True)
         self._release_cached_memory()  # outside the except block: the traceback's tensors are gone now
         pieces = _halves(phonemes)
         if pieces:
             try:
-                audio = join_chunks([self._infer(piece, style, speed, random) for piece in pieces], pause=0.1)
+                audio = join_chunks([self._infer(piece, style, speed, random, pitch) for piece in pieces], pause=0.1)
                 return audio, (SHORTER_NOTICE,)
             except torch.OutOfMemoryError:
                 log.warning("out of memory again on %s with shorter pieces", self.device, exc_info=True)
@@ -235,7 +247,7 @@ class Engine:
                 "The computer ran out of memory while speaking; close other programs or speak a shorter text."
             )
         self.move_to_cpu(f"the GPU ran out of memory ({self.device_reason})")
-        return self._infer(phonemes, style, speed, random), (CPU_NOTICE,)
+        return self._infer(phonemes, style, speed, random, pitch), (CPU_NOTICE,)
 
     def move_to_cpu(self, reason: str) -> None:
         """Run on the CPU from now on (float32, the vocoder in bfloat16 where this CPU is faster so)."""
@@ -251,13 +263,13 @@ class Engine:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random) -> Audio:
+    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random, pitch: float = 1.0) -> Audio:
         """The one place that touches the device: inputs onto it, the model call, audio back."""
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
         speaker = self.graphs.speak_frames if self.graphs is not None else None
         with self._precision():
-            out = self.model.infer(ids, ref_s, speed, random.on(self.device), speaker=speaker)
+            out = self.model.infer(ids, ref_s, speed, random.on(self.device), speaker=speaker, pitch=pitch)
         audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
         return audio
 
@@ -314,6 +326,12 @@ def check_speed(speed: float) -> None:
         raise InputError(
             f"Speed {speed} is out of range; use a value from {MIN_SPEED} to {MAX_SPEED:g} (1 is normal)."
         )
+
+
+def check_pitch(pitch: float) -> None:
+    low, high = PITCH_RANGE
+    if not (math.isfinite(pitch) and low <= pitch <= high):
+        raise InputError(f"Pitch scale {pitch} is out of range; use a value from {low} to {high:g} (1 is the voice's own).")
 
 
 def trim_edges(audio: Audio) -> Audio:

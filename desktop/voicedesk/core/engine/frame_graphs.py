@@ -64,6 +64,7 @@ class _Bucket:
     initial: torch.Tensor
     noise: torch.Tensor
     real_frames: torch.Tensor
+    pitch: torch.Tensor  # 0-d: the F0 scale (1 for stock voices)
     outputs: tuple[torch.Tensor, torch.Tensor] | None = None
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)
 
@@ -91,16 +92,17 @@ class FrameGraphs:
         frames: torch.Tensor,
         ref_s: torch.Tensor,
         rng: torch.Generator | None = None,
+        pitch: float = 1.0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """`KokoroModel.speak_frames` through the bucket that holds this many frames."""
         model = self.model
         n = int(frames.shape[0])
         length = bucket_frames(n)
         if length is None or self.failure is not None:
-            return model.speak_frames(text, d, frames, ref_s, rng)
+            return model.speak_frames(text, d, frames, ref_s, rng, pitch)
         bucket = self._bucket(length)
         if bucket is None:
-            return model.speak_frames(text, d, frames, ref_s, rng)
+            return model.speak_frames(text, d, frames, ref_s, rng, pitch)
         samples = n * self._samples_per_frame
         bucket.shared.zero_()
         bucket.shared[..., :n].copy_(model.shared_prosody(d, frames))
@@ -114,6 +116,7 @@ class FrameGraphs:
             bucket.initial.copy_(randomness[0])
             bucket.noise[:, :samples].copy_(randomness[1])
         bucket.real_frames.fill_(n)
+        bucket.pitch.fill_(pitch)
         audio, f0 = self._run(bucket)
         return audio[:samples].clone(), f0[:, : 2 * n].clone()
 
@@ -140,7 +143,8 @@ class FrameGraphs:
 
     def _pass(self, bucket: _Bucket) -> tuple[torch.Tensor, torch.Tensor]:
         randomness = (bucket.initial, bucket.noise)
-        return speak_padded(self.model, bucket.shared, bucket.asr, bucket.ref_s, randomness, bucket.real_frames)
+        return speak_padded(self.model, bucket.shared, bucket.asr, bucket.ref_s, randomness, bucket.real_frames,
+                            bucket.pitch)
 
     def _bucket(self, length: int) -> _Bucket | None:
         # Autocast and cuDNN change which kernels a graph holds, so each setting has its own graphs.
@@ -170,6 +174,7 @@ class FrameGraphs:
                 initial=torch.zeros(1, self._harmonics, device=device),
                 noise=torch.zeros(1, length * self._samples_per_frame, self._harmonics, device=device),
                 real_frames=torch.full((), length, dtype=torch.long, device=device),
+                pitch=torch.ones((), device=device),
             )
 
     def _capture(self, bucket: _Bucket) -> None:
@@ -200,6 +205,7 @@ def _fill_probe(bucket: _Bucket) -> None:
     for tensor, scale in ((bucket.shared, 0.5), (bucket.asr, 0.5), (bucket.ref_s, 0.2)):
         tensor.copy_(torch.randn(tensor.shape, generator=rng, device=tensor.device) * scale)
     bucket.real_frames.fill_(bucket.shared.shape[-1] - 3)
+    bucket.pitch.fill_(0.9)
 
 
 def replay_disagrees(

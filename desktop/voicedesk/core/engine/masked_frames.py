@@ -53,14 +53,16 @@ def speak_padded(
     ref_s: torch.Tensor,
     randomness: tuple[torch.Tensor, torch.Tensor],
     real_frames: torch.Tensor,
+    pitch: torch.Tensor | float = 1.0,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Audio [samples_per_frame × L] and F0 [1, 2L] from frame features padded to L frames with zeros:
     `shared` [1, 512, L] (`KokoroModel.shared_prosody`), `asr` [1, 512, L] (the text encoding of each
-    frame's token), the source's random numbers for L frames (zeros for a deterministic source) and the
-    number of real frames (a 0-d tensor). Past the real end both outputs are zero."""
+    frame's token), the source's random numbers for L frames (zeros for a deterministic source), the
+    number of real frames (a 0-d tensor) and the F0 scale. Past the real end both outputs are zero."""
     frames = shared.shape[-1]
     at_frames, doubled = span(frames, real_frames), span(2 * frames, 2 * real_frames)
     f0, energy = f0_energy(model, shared, ref_s[:, TIMBRE_DIM:], at_frames, doubled)
+    f0 = f0 * pitch
     dec = model.decoder
     timbre = ref_s[:, :TIMBRE_DIM]
     # Kokoro's Decoder.forward (as `KokoroModel._decode`), masked.

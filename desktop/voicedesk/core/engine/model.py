@@ -44,9 +44,9 @@ class TextFeatures:
     t_en: torch.Tensor  # [1, 512, T] the decoder's text encoding
 
 
-# (text, prosody features, the token of each frame, style row, rng) → (audio [samples], F0 [1, 2F])
+# (text, prosody features, the token of each frame, style row, rng, pitch scale) → (audio [samples], F0 [1, 2F])
 FrameSpeaker = Callable[
-    [TextFeatures, torch.Tensor, torch.Tensor, torch.Tensor, "torch.Generator | None"],
+    [TextFeatures, torch.Tensor, torch.Tensor, torch.Tensor, "torch.Generator | None", float],
     tuple[torch.Tensor, torch.Tensor],
 ]
 
@@ -124,9 +124,11 @@ class KokoroModel(nn.Module):
         rng: torch.Generator | None = None,
         durations: torch.Tensor | None = None,
         speaker: FrameSpeaker | None = None,
+        pitch: float = 1.0,
     ) -> KokoroOutput:
         """Like `forward`, with the details; `durations` [T] (frames per token) overrides the prediction;
-        `speaker` stands in for `speak_frames` (CUDA graphs of it: `frame_graphs.FrameGraphs`)."""
+        `speaker` stands in for `speak_frames` (CUDA graphs of it: `frame_graphs.FrameGraphs`); `pitch`
+        scales the predicted F0 (a cloned voice's own, see `speak_frames`)."""
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise InputError("The model speaks one sequence at a time (token ids shaped [1, T]).")
         n_tokens = int(input_ids.shape[1])
@@ -144,7 +146,7 @@ class KokoroModel(nn.Module):
         elif durations.shape != (n_tokens,):
             raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
         speak = speaker or self.speak_frames
-        audio, f0 = speak(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng)
+        audio, f0 = speak(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng, pitch)
         return KokoroOutput(audio=audio, durations=durations, f0=f0, raw_durations=raw_durations)
 
     def predict_durations(self, d: torch.Tensor, speed: float = 1.0) -> torch.Tensor:
@@ -183,12 +185,19 @@ class KokoroModel(nn.Module):
         frames: torch.Tensor,
         ref_s: torch.Tensor,
         rng: torch.Generator | None = None,
+        pitch: float = 1.0,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Audio [samples] and F0 [1, 2 × frames] for a fixed alignment: `frames` [F] gives the token
-        each 25 ms frame speaks. No step reads back from the device, so on CUDA it can be graphed."""
+        each 25 ms frame speaks. No step reads back from the device, so on CUDA it can be graphed.
+
+        `pitch` scales the predicted F0 curve before the decoder and the harmonic source see it: the
+        stock voices' prosody cannot reach every speaker's pitch (Japanese female voices speak near
+        240 Hz; a prompt may speak at 180), so a cloned voice carries its own scale."""
         prosody_style = ref_s[:, TIMBRE_DIM:]
         en = d.transpose(-1, -2).index_select(-1, frames)
         f0, noise = self.predictor.F0Ntrain(en, prosody_style)
+        if pitch != 1.0:
+            f0 = f0 * pitch
         asr = text.t_en.index_select(-1, frames)
         audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
         return audio.reshape(-1), f0
@@ -223,9 +232,10 @@ class KokoroModel(nn.Module):
         rng: torch.Generator | None = None,
         durations: torch.Tensor | None = None,
         speaker: FrameSpeaker | None = None,
+        pitch: float = 1.0,
     ) -> KokoroOutput:
         """`synthesize` without autograd bookkeeping: the path for speaking."""
-        return self.synthesize(input_ids, ref_s, speed, rng, durations, speaker)
+        return self.synthesize(input_ids, ref_s, speed, rng, durations, speaker, pitch)
 
     # -- decoder -------------------------------------------------------------------------------------
 
