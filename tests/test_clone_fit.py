@@ -77,7 +77,7 @@ def test_a_short_fit_moves_the_voice_toward_the_prompt(small_fit: tuple[list[Any
     # The male prompt starts from the male stock voice (the pitch-aware start), not a female near-tie.
     assert max(result.start, key=lambda k: result.start[k]) == "jm_kumo"
     assert result.prompt_pitch_hz is not None and result.prompt_pitch_hz < 140
-    assert 0.9 < result.pitch < 1.2  # the male start already speaks near the prompt's pitch
+    assert 0.9 < result.pitch.scale < 1.2  # the male start already speaks near the prompt's pitch
     steps = [p for p in progress if isinstance(p, FitProgress) and p.stage == "fitting"]
     assert [p.step for p in steps] == list(range(1, result.steps + 1))
     assert all(p.total == SMALL.steps and p.eta_seconds >= 0 for p in steps)
@@ -161,7 +161,7 @@ def test_a_voice_speaks_at_its_prompts_pitch(cpu_engine: Any, stock: dict[str, n
     audio, rate = sf.read(path, dtype="float32")
     prompt = resample(audio, rate, 16000)
     result = run_to_end(fit_voice(cpu_engine.model, stock, prompt, settings=replace(SMALL, steps=1)))
-    assert result.prompt_pitch_hz is not None and result.pitch < 0.9
+    assert result.prompt_pitch_hz is not None and result.pitch.scale < 0.9
     from voicedesk.core.engine import join_chunks
 
     spoken = join_chunks(cpu_engine.synthesize("The garden gate was open.", result.style, seed=0, pitch=result.pitch))

@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 import torch
 
+from voicedesk.core.engine.config import Pitch
 from voicedesk.core.engine.frame_graphs import BUCKETS, FrameGraphs, all_buckets, bucket_frames
 
 SENTENCE = "ðə tɹˈAn tə ðə kˈOst lˈivz æt nˈun."  # 2.5 s: pads into a 128-frame bucket
@@ -36,14 +37,14 @@ def test_padded_pass_speaks_as_the_unpadded_one(cpu_engine: Any, deterministic: 
     bf16 = model.vocoder_bf16
     model.deterministic_source, model.vocoder_bf16 = deterministic, False  # the CUDA pass is float32
     try:
-        # At a cloned voice's own pitch scale: the graphs take it as an input like the style.
-        exact = model.infer(ids, style, rng=torch.Generator().manual_seed(4), pitch=0.9)
+        # At a cloned voice's own pitch: the graphs take it as an input like the style.
+        exact = model.infer(ids, style, rng=torch.Generator().manual_seed(4), pitch=Pitch(0.9, 0.6))
         padded = model.infer(ids, style, rng=torch.Generator().manual_seed(4), speaker=graphs.speak_frames,
-                             pitch=0.9)
+                             pitch=Pitch(0.9, 0.6))
         # The vocoder takes the phase of near-silent STFT bins, which rounding flips: how far a 1e-6
         # change of the style moves the audio is the yardstick for "equal".
         nudged = model.infer(ids, style * (1 + 1e-6), rng=torch.Generator().manual_seed(4),
-                             durations=exact.durations, pitch=0.9)
+                             durations=exact.durations, pitch=Pitch(0.9, 0.6))
     finally:
         model.deterministic_source, model.vocoder_bf16 = False, bf16
     frames = int(exact.durations.sum())
@@ -68,7 +69,7 @@ def test_past_the_end_the_padded_outputs_are_silent(cpu_engine: Any) -> None:
     harmonics = model.decoder.generator.m_source.l_sin_gen.dim
     noise = (torch.zeros(1, harmonics), torch.zeros(1, length * samples_per_frame(model), harmonics))
     with torch.inference_mode():
-        audio, f0 = speak_padded(model, shared, asr, style, noise, torch.tensor(real))
+        audio, f0 = speak_padded(model, shared, asr, style, noise, torch.tensor(real), torch.ones(2))
     end = real * samples_per_frame(model)
     assert torch.isfinite(audio).all() and audio[end:].abs().max() == 0 and f0[:, 2 * real :].abs().max() == 0
     assert audio[:end].abs().max() > 0.01
@@ -94,7 +95,7 @@ def test_a_replay_is_checked_against_the_eager_pass(cpu_engine: Any) -> None:
     def speak(voice: str) -> tuple[torch.Tensor, torch.Tensor]:
         style = cpu_engine.style_tensor(cpu_engine.stock_voice(voice), 20)
         with torch.inference_mode():
-            return speak_padded(model, shared, asr, style, noise, torch.tensor(length - 3))
+            return speak_padded(model, shared, asr, style, noise, torch.tensor(length - 3), torch.ones(2))
 
     expected = speak("jf_alpha")
     assert replay_disagrees(expected, speak("jf_alpha")) is None

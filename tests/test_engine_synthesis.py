@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from voicedesk.core.engine import SAMPLE_RATE, SpeechChunk, join_chunks
+from voicedesk.core.engine import SAMPLE_RATE, Pitch, SpeechChunk, join_chunks
 from voicedesk.core.errors import InputError
 
 PHONEMES = "hˈɛlO ðˈɛɹ."  # short: these tests check behaviour, not quality
@@ -52,16 +52,22 @@ def test_seed_repeats_and_speed_shortens(cpu_engine: Any) -> None:
     assert len(fast) < 0.65 * len(a)
 
 
-def test_a_pitch_scale_moves_the_pitch_and_nothing_else(cpu_engine: Any) -> None:
+def test_a_voices_pitch_moves_the_pitch_and_nothing_else(cpu_engine: Any) -> None:
     from voicedesk.core.audio.resample import resample
-    from voicedesk.core.clone.pitch import median_pitch
+    from voicedesk.core.clone.pitch import median_pitch, pitch_spread
 
     style = cpu_engine.stock_voice("jf_alpha")
-    own = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7)
-    lower = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7, pitch=0.75)
-    assert len(lower) == len(own)  # the same timing
-    pitch_own, pitch_lower = (median_pitch(resample(a, SAMPLE_RATE, 16000), 16000) for a in (own, lower))
-    assert pitch_own and pitch_lower and abs(pitch_lower / pitch_own - 0.75) < 0.04
+    own, lower, flatter = (cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7, pitch=pitch)
+                           for pitch in (Pitch(), Pitch(0.75), Pitch(1.0, 0.5)))
+    assert len(lower) == len(own) == len(flatter)  # the same timing
+    own, lower, flatter = (resample(a, SAMPLE_RATE, 16000) for a in (own, lower, flatter))
+    pitch_own, pitch_lower, pitch_flatter = (median_pitch(a, 16000) for a in (own, lower, flatter))
+    assert pitch_own and pitch_lower and pitch_flatter
+    assert abs(pitch_lower / pitch_own - 0.75) < 0.04
+    # A narrower intonation about the same middle: the spread shrinks, the median barely moves.
+    assert abs(pitch_flatter / pitch_own - 1) < 0.06
+    spread_own, spread_flatter = pitch_spread(own, 16000), pitch_spread(flatter, 16000)
+    assert spread_own and spread_flatter and spread_flatter < 0.7 * spread_own
 
 
 def test_join_trims_edges_and_inserts_pauses() -> None:
@@ -154,7 +160,7 @@ def test_the_stft_window_moves_with_the_model(cpu_engine: Any) -> None:
         (lambda e, s: e.synthesize_phonemes("hɛ#lo", s), "not in Kokoro's vocabulary"),
         (lambda e, s: e.synthesize_phonemes("a" * 511, s), "at most"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s, speed=9), "Speed"),
-        (lambda e, s: e.synthesize_phonemes("hɛlo", s, pitch=3.0), "Pitch scale"),
+        (lambda e, s: e.synthesize_phonemes("hɛlo", s, pitch=Pitch(3.0)), "pitch scale"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s[:, :100]), "shaped"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", np.full_like(s, np.nan)), "invalid numbers"),
         (lambda e, s: list(e.synthesize("   ", s)), "no text"),

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from tools.processes import kill_while_writing
+from voicedesk.core.engine.config import Pitch
 from voicedesk.core.errors import InputError
 from voicedesk.core.library import voicefile
 from voicedesk.core.library.names import check_name, suggest_name
@@ -48,7 +49,7 @@ def test_save_load_round_trip_is_exact(tmp_path: Path) -> None:
     assert loaded.prompt_rate == 24000 and loaded.prompt_audio.shape == original.prompt_audio.shape
     assert np.max(np.abs(loaded.prompt_audio - original.prompt_audio)) < 1e-6  # 24-bit FLAC
     assert [path.name for path in tmp_path.iterdir()] == ["anna.vdvoice"]
-    assert loaded.pitch == 1.0
+    assert loaded.pitch == Pitch()
 
 
 def test_a_voices_pitch_survives_save_rename_and_export(tmp_path: Path) -> None:
@@ -56,16 +57,16 @@ def test_a_voices_pitch_survives_save_rename_and_export(tmp_path: Path) -> None:
     import zipfile
 
     library = VoiceLibrary(tmp_path / "lib")
-    library.save(replace(make_voice(), pitch=0.84))
+    library.save(replace(make_voice(), pitch=Pitch(0.84, 0.5)))
     library.rename("anna", "Anna-Low")
     exported = tmp_path / "anna.vdvoice"
     library.export("Anna-Low", exported)
     with zipfile.ZipFile(exported) as archive:
         meta = json.loads(archive.read("meta.json"))
     # Version 2: an older VoiceDesk refuses it rather than speaking it at the wrong pitch.
-    assert meta["pitch"] == 0.84 and meta["version"] == 2
+    assert meta["pitch"] == {"scale": 0.84, "spread": 0.5} and meta["version"] == 2
     imported = VoiceLibrary(tmp_path / "other").import_file(exported)
-    assert imported.pitch == 0.84 and VoiceLibrary(tmp_path / "other").load(imported.name).pitch == 0.84
+    assert imported.pitch == Pitch(0.84, 0.5) == VoiceLibrary(tmp_path / "other").load(imported.name).pitch
     library.save(make_voice("plain"))
     with zipfile.ZipFile(tmp_path / "lib" / "plain.vdvoice") as archive:
         assert json.loads(archive.read("meta.json"))["version"] == 1  # every VoiceDesk reads it
@@ -192,8 +193,8 @@ def test_invalid_voices_are_refused_on_save(tmp_path: Path) -> None:
         SavedVoice("a", voice.style, voice.prompt_audio, scores={"x": [1, 2]}),  # type: ignore[dict-item]
         SavedVoice("a", voice.style, voice.prompt_audio, created="soon"),
         SavedVoice("a", voice.style, voice.prompt_audio, transcript="word " * 1000),
-        SavedVoice("a", voice.style, voice.prompt_audio, pitch=3.0),
-        SavedVoice("a", voice.style, voice.prompt_audio, pitch=float("nan")),
+        SavedVoice("a", voice.style, voice.prompt_audio, pitch=Pitch(3.0)),
+        SavedVoice("a", voice.style, voice.prompt_audio, pitch=Pitch(1.0, float("nan"))),
     ]
     for bad in bad_voices:
         with pytest.raises(InputError):

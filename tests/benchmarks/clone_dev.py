@@ -44,6 +44,7 @@ from voicedesk.core.clone.fit import (  # noqa: E402
     fit_voice,
     row_index,
 )
+from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch  # noqa: E402
 
 # Lever configurations, cumulative: each adds one idea to the one before (docs/benchmarks/clone-dev.md).
 BASELINE = FitSettings(
@@ -157,9 +158,9 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-pass-graph": FitSettings(seconds=600, whole_step=False),
     "said-only-0.1-pass-graph-heard": FitSettings(seconds=600, whole_step=False),
     "said-only-0.1-30-steps-heard": FitSettings(seconds=600, steps=30, check_every=6),
-    # Sweep 9: the voice's own F0 scale, set from the start's pitch and the prompt's, against none.
-    "said-only-no-pitch-scale-heard": FitSettings(seconds=600, match_pitch=False),
-    "said-only-no-pitch-scale-heard-seed1": FitSettings(seconds=600, match_pitch=False, seed=1),
+    # Sweep 9: the voice's own pitch (scale; scale and intonation range), against none.
+    "said-only-no-pitch-heard": FitSettings(seconds=600, match_pitch=False),
+    "said-only-pitch-scale-heard": FitSettings(seconds=600, match_spread=False),
 }
 
 
@@ -171,7 +172,7 @@ def cache_folder() -> Path:
 # -- shared by every mode ----------------------------------------------------------------------------
 
 
-def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: float = 1.0) -> np.ndarray:
+def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: Pitch = NEUTRAL_PITCH) -> np.ndarray:
     import torch
 
     row = torch.from_numpy(np.asarray(style[row_index(len(ids), len(style))], np.float32)).unsqueeze(0)
@@ -224,10 +225,10 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
         assert result is not None
         seconds = time.perf_counter() - t0
         audio = [speak(model, result.style, h, pitch=result.pitch) for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
-        out[name] = {"style": result.style, "pitch": result.pitch, "audio": audio, "seconds": seconds, "steps": result.steps,
+        out[name] = {"style": result.style, "pitch": asdict(result.pitch), "audio": audio, "seconds": seconds, "steps": result.steps,
                      "start": result.start, "before": result.report.before, "after": result.report.after,
                      "ge2e_before": result.ge2e_before, "ge2e_after": result.ge2e_after}
-        log(f"  {name:10s} {seconds:6.1f} s {result.steps:3d} steps  pitch x{result.pitch:.3f}  start={_mix(result.start)}  "
+        log(f"  {name:10s} {seconds:6.1f} s {result.steps:3d} steps  pitch x{result.pitch.scale:.3f} range x{result.pitch.spread:.2f}  start={_mix(result.start)}  "
             f"GE2E {result.ge2e_before:.3f}->{result.ge2e_after:.3f}  report {result.report.before:.3f}->{result.report.after:.3f}")
     return out
 

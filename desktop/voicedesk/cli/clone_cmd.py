@@ -100,8 +100,9 @@ def clone(args: argparse.Namespace) -> int:
     steps = f"{result.steps} fitting step{'' if result.steps == 1 else 's'}"
     print(f"Saved voice {name!r} ({steps}, {time.perf_counter() - started:.0f} s).")
     print(f"Similarity to the prompt: {percent(report.before)}% before, {percent(report.after)}% after.")
-    if result.prompt_pitch_hz and abs(result.pitch - 1) >= 0.01:
+    if result.prompt_pitch_hz and abs(result.pitch.scale - 1) >= 0.01:
         print(f"Pitch: the recording speaks near {result.prompt_pitch_hz:.0f} Hz; the voice speaks "
-              f"{'lower' if result.pitch < 1 else 'higher'} than its starting voice to match (×{result.pitch:.2f}).")
+              f"{'lower' if result.pitch.scale < 1 else 'higher'} than its starting voice to match "
+              f"(×{result.pitch.scale:.2f}, intonation range ×{result.pitch.spread:.2f}).")
     print(report.verdict)
     return 0

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
 from voicedesk.core.errors import InputError
 
 MAX_TEXT_BYTES = 1_000_000
@@ -67,14 +68,14 @@ def check_output(path: Path) -> None:
         raise InputError(f"The folder {folder} does not exist; create it or choose another output path.")
 
 
-def resolve_voice(name: str) -> tuple[Any, str | None, float]:
-    """(style [L, 256], the voice's language or None, its F0 scale) for a stock or saved voice name."""
+def resolve_voice(name: str) -> tuple[Any, str | None, Pitch]:
+    """(style [L, 256], the voice's language or None, its pitch) for a stock or saved voice name."""
     from voicedesk.core.engine.voices import stock_voice, stock_voice_names
     from voicedesk.core.library import VoiceLibrary
 
     stock = stock_voice_names()
     if name in stock:
-        return stock_voice(name), None, 1.0
+        return stock_voice(name), None, NEUTRAL_PITCH
     library = VoiceLibrary(reserved_names=stock)
     if library.exists(name):
         saved = library.load(name)

@@ -14,6 +14,8 @@ from collections.abc import Generator, Iterator
 from dataclasses import dataclass
 from typing import Any
 
+from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
+
 LOADING_ENGINE = "Loading voice engine…"
 
 
@@ -128,10 +130,10 @@ class SpeakRequest:
         return {"language": self.language, "speed": self.speed, "seed": self.seed}
 
 
-def voice_style(engine: Any, name: str, saved: bool) -> tuple[Any, float]:
-    """(style, F0 scale) of a stock or saved voice."""
+def voice_style(engine: Any, name: str, saved: bool) -> tuple[Any, Pitch]:
+    """(style, pitch) of a stock or saved voice."""
     if not saved:
-        return engine.stock_voice(name), 1.0
+        return engine.stock_voice(name), NEUTRAL_PITCH
     from voicedesk.core.library.voices import VoiceLibrary
 
     voice = VoiceLibrary().load(name)

@@ -42,9 +42,9 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicedesk.core.clone.judge import Judge, trim_edges
-from voicedesk.core.clone.pitch import median_pitch
+from voicedesk.core.clone.pitch import median_pitch, pitch_spread
 from voicedesk.core.clone.report import QualityReport
-from voicedesk.core.engine.config import PITCH_RANGE
+from voicedesk.core.engine.config import NEUTRAL_PITCH, SCALE_RANGE, SPREAD_RANGE, Pitch
 from voicedesk.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -111,9 +111,10 @@ class FitSettings:
     tf32: bool = False  # let CUDA convolutions and matmuls use TF32 (10-bit mantissa) while fitting
     # Bound the timbre delta to this many times the stock voices' spread in each dimension (0: free).
     delta_bound: float = 0.0
-    # Give the fitted voice an F0 scale that brings its median pitch to the prompt's (the stock prosody
-    # halves cannot reach every speaker's pitch); the saved voice speaks with it.
+    # Give the fitted voice a pitch (engine.config.Pitch) that brings its median pitch and intonation
+    # range to the prompt's (the stock prosody halves reach neither); the saved voice speaks with it.
     match_pitch: bool = True
+    match_spread: bool = True
     check_every: int = 5
     patience: int = 3
 
@@ -137,7 +138,7 @@ class FitResult:
     ge2e_before: float
     ge2e_after: float
     prompt_pitch_hz: float | None
-    pitch: float = 1.0  # the F0 scale the voice speaks with
+    pitch: Pitch = NEUTRAL_PITCH  # how the voice shapes F0 (scale and intonation range)
 
 
 def _joined(parts: Sequence[_Sentence]) -> _Sentence:
@@ -324,7 +325,7 @@ def fit_voice(
     names = list(stock)
     rows = torch.stack([torch.from_numpy(np.asarray(stock[n], np.float32).reshape(-1, 256)) for n in names]).to(device)
 
-    pitch = 1.0  # the F0 scale: 1 while fitting, the voice's own for the report
+    pitch = NEUTRAL_PITCH  # while fitting; the voice's own for the report
 
     def speak(style: torch.Tensor, sentence: _Sentence) -> tuple[torch.Tensor, torch.Tensor]:
         out = model.synthesize(sentence.ids, style, rng=None if device.type == "cuda" else gen, pitch=pitch)
@@ -550,8 +551,8 @@ def fit_voice(
             log.warning("no fitted state was better than the start; keeping the start")
         log.info("timbre delta: largest %.2f times the stock spread", float((best_delta[:TIMBRE] / spread).abs().max()))
         ge2e_after, mix, delta = best_sim, best_mix, best_delta
-        if cfg.match_pitch and prompt_pitch:
-            pitch = pitch_scale(best_wav, prompt_pitch)
+        if cfg.match_pitch:
+            pitch = voice_pitch(best_wav, prompt, cfg.match_spread)
         with torch.no_grad():
             fitted = ((mix[:, None, :] * rows).sum(0) + delta).cpu().numpy().astype(np.float32)
             prompt_vec = judge.embed(prompt)
@@ -572,17 +573,22 @@ def fit_voice(
 
 
 
-def pitch_scale(speech_16k: torch.Tensor, prompt_pitch: float) -> float:
-    """The F0 scale that brings this speech's median pitch to the prompt's, both measured by the same
-    tracker (so its bias cancels); 1 when the speech's pitch is unclear.
+def voice_pitch(speech_16k: torch.Tensor, prompt_16k: NDArray[np.float32], spread: bool = True) -> Pitch:
+    """The pitch that brings this speech's median F0 and intonation range (`pitch_spread`) to the
+    prompt's, each measured by the same tracker on both (so its bias cancels); neutral where either is
+    unclear.
 
-    Applied after the fit, not during it: measured on the same fitted styles, the scale added 0.035 of
-    the gap closed on average and up to 0.15 (en+f4, 239 Hz against a 178 Hz prompt), while fitting
-    with the start's scale took another path and closed less (docs/benchmarks/clone-dev.md, sweep 9)."""
-    own = median_pitch(speech_16k.float().cpu().numpy(), 16000)
-    if not own:
-        return 1.0
-    return float(np.clip(prompt_pitch / own, *PITCH_RANGE))
+    Set after the fit, not during it: measured on the same fitted styles, the scale alone added 0.02-0.03
+    to the mean gap closed and lifted the weakest target by 0.13-0.19, while fitting at the start's scale
+    took another path and closed less (docs/benchmarks/clone-dev.md, sweep 9)."""
+    speech = speech_16k.float().cpu().numpy()
+    own, wanted = median_pitch(speech, 16000), median_pitch(prompt_16k, 16000)
+    scale = float(np.clip(wanted / own, *SCALE_RANGE)) if (own and wanted) else 1.0
+    own_spread, wanted_spread = pitch_spread(speech, 16000), pitch_spread(prompt_16k, 16000)
+    ratio = 1.0
+    if spread and own_spread and wanted_spread:
+        ratio = float(np.clip(wanted_spread / own_spread, *SPREAD_RANGE))
+    return Pitch(scale, ratio)
 
 
 def _finite_gradients(optimiser: torch.optim.Optimizer) -> bool:

@@ -1,7 +1,7 @@
-"""Median pitch of speech, so fitting can steer the voice's pitch toward the prompt's.
+"""Pitch statistics of speech, so a cloned voice can speak at the prompt's pitch.
 
-A plain normalised-autocorrelation tracker is enough for one number per prompt: 40 ms frames every
-10 ms, the strongest lag between 60 and 500 Hz, frames counted as voiced when that peak is clear.
+A plain normalised-autocorrelation tracker is enough for a few numbers per utterance: 40 ms frames
+every 10 ms, the strongest lag between 60 and 500 Hz, frames counted as voiced when that peak is clear.
 """
 
 from __future__ import annotations
@@ -12,10 +12,11 @@ from numpy.typing import NDArray
 FMIN = 60.0
 FMAX = 500.0
 VOICED_PEAK = 0.6
+MIN_VOICED = 10  # frames: fewer and the statistics are None
 
 
-def median_pitch(wav: NDArray[np.float32], sample_rate: int) -> float | None:
-    """Median F0 in Hz over voiced frames, or None when fewer than 10 frames are voiced."""
+def voiced_log_f0(wav: NDArray[np.float32], sample_rate: int) -> NDArray[np.float64] | None:
+    """Natural-log F0 of each voiced 10 ms frame, or None when fewer than MIN_VOICED are voiced."""
     frame = int(0.04 * sample_rate)
     hop = int(0.01 * sample_rate)
     lag_min = int(sample_rate / FMAX)
@@ -37,7 +38,23 @@ def median_pitch(wav: NDArray[np.float32], sample_rate: int) -> float | None:
     best = region.argmax(axis=1)
     peak = region[np.arange(n), best]
     voiced = loud & (peak > VOICED_PEAK)
-    if voiced.sum() < 10:
+    if voiced.sum() < MIN_VOICED:
         return None
-    lags = best[voiced] + lag_min
-    return float(np.median(sample_rate / lags))
+    log_f0: NDArray[np.float64] = np.log(sample_rate / (best[voiced] + lag_min))
+    return log_f0
+
+
+def median_pitch(wav: NDArray[np.float32], sample_rate: int) -> float | None:
+    """Median F0 in Hz over voiced frames, or None when too few frames are voiced."""
+    log_f0 = voiced_log_f0(wav, sample_rate)
+    return None if log_f0 is None else float(np.exp(np.median(log_f0)))
+
+
+def pitch_spread(wav: NDArray[np.float32], sample_rate: int) -> float | None:
+    """How widely the intonation ranges: log-F0's interquartile range over 1.349 (a standard deviation
+    that a few mistracked octave jumps cannot inflate), or None when too few frames are voiced."""
+    log_f0 = voiced_log_f0(wav, sample_rate)
+    if log_f0 is None:
+        return None
+    low, high = np.percentile(log_f0, [25, 75])
+    return float((high - low) / 1.349)

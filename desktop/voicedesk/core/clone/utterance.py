@@ -36,10 +36,9 @@ class FixedUtterance:
     before calling again."""
 
     def __init__(self, model: Any, ids: torch.Tensor, start_row: torch.Tensor, *, graph: bool = False,
-                 rng: torch.Generator | None = None, pitch: float = 1.0) -> None:
+                 rng: torch.Generator | None = None) -> None:
         self.model = model
         self.rng = rng
-        self.pitch = pitch
         with torch.no_grad():
             self.text = model.encode_text(ids)
             d = model.prosody_features(self.text, start_row[:, TIMBRE_DIM:])
@@ -62,7 +61,7 @@ class FixedUtterance:
     def eager(self, row: torch.Tensor) -> Speech:
         """The pass itself, never replayed (for a caller that captures a larger graph around it)."""
         d = self.model.prosody_features(self.text, row[:, TIMBRE_DIM:])
-        audio, f0 = self.model.speak_frames(self.text, d, self.frames, row, self.rng, self.pitch)
+        audio, f0 = self.model.speak_frames(self.text, d, self.frames, row, self.rng)
         return resample_24k_to_16k(audio), f0
 
     def __call__(self, row: torch.Tensor) -> Speech:

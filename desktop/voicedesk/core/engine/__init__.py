@@ -7,7 +7,7 @@
 Importing this package does not import torch; `Engine.load()` does.
 """
 
-from voicedesk.core.engine.config import MAX_PHONEMES, SAMPLE_RATE, STYLE_DIM
+from voicedesk.core.engine.config import MAX_PHONEMES, SAMPLE_RATE, STYLE_DIM, Pitch
 from voicedesk.core.engine.engine import PAUSE_SECONDS, Engine, SpeechChunk, join_chunks, trim_edges
 from voicedesk.core.engine.voices import Style, as_style, stock_voice, stock_voice_names, style_row
 
@@ -17,6 +17,7 @@ __all__ = [
     "SAMPLE_RATE",
     "STYLE_DIM",
     "Engine",
+    "Pitch",
     "SpeechChunk",
     "Style",
     "as_style",

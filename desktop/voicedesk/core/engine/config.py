@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
+
+from voicedesk.core.errors import InputError
 
 SAMPLE_RATE = 24000
 STYLE_DIM = 256  # a full style row: [:128] timbre (decoder), [128:] prosody (predictor)
@@ -10,8 +13,27 @@ TIMBRE_DIM = 128
 # ALBERT's 512 positions hold the phonemes plus a pad token at each end.
 CONTEXT_LENGTH = 512
 MAX_PHONEMES = CONTEXT_LENGTH - 2
-# A voice's F0 scale (cloned voices carry one): beyond an octave either way it is a mistracked pitch.
-PITCH_RANGE = (0.5, 2.0)
+# A voice's F0 scale: beyond an octave either way it is a mistracked pitch, not a voice.
+SCALE_RANGE = (0.5, 2.0)
+SPREAD_RANGE = (0.25, 2.0)  # ... and its intonation's range, against the model's own
+
+
+@dataclass(frozen=True)
+class Pitch:
+    """How a voice shapes the F0 curve the model predicts (cloned voices carry their own; see
+    `model.shape_f0`): `scale` multiplies it, `spread` scales each voiced frame's log-F0 distance from
+    the sentence's mean (below 1: flatter intonation). The neutral `Pitch()` leaves it as predicted."""
+
+    scale: float = 1.0
+    spread: float = 1.0
+
+    def checked(self) -> Pitch:
+        """This pitch, or `InputError` if a number is out of range or not a number."""
+        for value, (low, high), what in ((self.scale, SCALE_RANGE, "scale"), (self.spread, SPREAD_RANGE, "range")):
+            if isinstance(value, bool) or not isinstance(value, int | float) or not low <= value <= high:
+                raise InputError(f"The pitch {what} {value!r} is out of range; use a number from {low} to {high:g} "
+                                 "(1 leaves the voice as it is).")
+        return Pitch(float(self.scale), float(self.spread))
 
 KOKORO_CONFIG: dict[str, Any] = {
     "n_token": 178,
@@ -41,3 +63,6 @@ KOKORO_CONFIG: dict[str, Any] = {
         "upsample_initial_channel": 512,
     },
 }
+
+
+NEUTRAL_PITCH = Pitch()

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import logging
-import math
 import os
 import time
 from collections.abc import Iterable, Iterator, Sequence
@@ -22,7 +21,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voicedesk.core.engine import voices
-from voicedesk.core.engine.config import MAX_PHONEMES, PITCH_RANGE, SAMPLE_RATE
+from voicedesk.core.engine.config import MAX_PHONEMES, NEUTRAL_PITCH, SAMPLE_RATE, Pitch
 from voicedesk.core.engine.voices import Style
 from voicedesk.core.errors import InputError, ModelError
 
@@ -187,10 +186,10 @@ class Engine:
         language: str = "en",
         speed: float = 1.0,
         seed: int | None = None,
-        pitch: float = 1.0,
+        pitch: Pitch = NEUTRAL_PITCH,
     ) -> Iterator[SpeechChunk]:
         """Yield one chunk per sentence chunk of `text` as soon as it is ready (stop iterating to cancel).
-        `pitch` scales the voice's F0 (a cloned voice's own scale; 1 for stock voices)."""
+        `pitch` shapes the voice's F0 (a cloned voice's own; stock voices speak as predicted)."""
         from voicedesk.core.text import phonemize
 
         return self.speak_chunks(phonemize(text, language), style, speed, seed, pitch)
@@ -201,11 +200,11 @@ class Engine:
         style: Style,
         speed: float = 1.0,
         seed: int | None = None,
-        pitch: float = 1.0,
+        pitch: Pitch = NEUTRAL_PITCH,
     ) -> Iterator[SpeechChunk]:
         """Like `synthesize`, for text already split and phonemized by `voicedesk.core.text.phonemize`."""
         style = voices.as_style(style)
-        check_pitch(pitch)
+        pitch = pitch.checked()
         random = _Random(seed)
         for index, chunk in enumerate(chunks):
             audio, notices = self._speak(chunk.phonemes, style, speed, random, pitch)
@@ -214,15 +213,15 @@ class Engine:
             )
 
     def synthesize_phonemes(
-        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None, pitch: float = 1.0
+        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None, pitch: Pitch = NEUTRAL_PITCH
     ) -> Audio:
         """Audio for one chunk of Kokoro phonemes (at most MAX_PHONEMES symbols)."""
-        check_pitch(pitch)
+        pitch = pitch.checked()
         audio, _ = self._speak(phonemes, voices.as_style(style), speed, _Random(seed), pitch)
         return audio
 
     def _speak(
-        self, phonemes: str, style: Style, speed: float, random: _Random, pitch: float = 1.0
+        self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch = NEUTRAL_PITCH
     ) -> tuple[Audio, tuple[str, ...]]:
         """Audio and notices for one chunk. Out of GPU memory, the chunk is spoken again in two shorter
         pieces; if that fails too, the engine moves to the CPU for good and speaks it there."""
@@ -263,7 +262,7 @@ class Engine:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random, pitch: float = 1.0) -> Audio:
+    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch = NEUTRAL_PITCH) -> Audio:
         """The one place that touches the device: inputs onto it, the model call, audio back."""
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
@@ -326,12 +325,6 @@ def check_speed(speed: float) -> None:
         raise InputError(
             f"Speed {speed} is out of range; use a value from {MIN_SPEED} to {MAX_SPEED:g} (1 is normal)."
         )
-
-
-def check_pitch(pitch: float) -> None:
-    low, high = PITCH_RANGE
-    if not (math.isfinite(pitch) and low <= pitch <= high):
-        raise InputError(f"Pitch scale {pitch} is out of range; use a value from {low} to {high:g} (1 is the voice's own).")
 
 
 def trim_edges(audio: Audio) -> Audio:

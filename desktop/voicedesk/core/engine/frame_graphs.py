@@ -23,7 +23,7 @@ from typing import Any
 
 import torch
 
-from voicedesk.core.engine.config import KOKORO_CONFIG, STYLE_DIM
+from voicedesk.core.engine.config import KOKORO_CONFIG, NEUTRAL_PITCH, STYLE_DIM, Pitch
 from voicedesk.core.engine.masked_frames import samples_per_frame, speak_padded
 from voicedesk.core.engine.model import KokoroModel, TextFeatures
 
@@ -64,7 +64,7 @@ class _Bucket:
     initial: torch.Tensor
     noise: torch.Tensor
     real_frames: torch.Tensor
-    pitch: torch.Tensor  # 0-d: the F0 scale (1 for stock voices)
+    pitch: torch.Tensor  # [2]: the voice's pitch scale and spread
     outputs: tuple[torch.Tensor, torch.Tensor] | None = None
     graph: torch.cuda.CUDAGraph | None = field(default=None, repr=False)
 
@@ -92,7 +92,7 @@ class FrameGraphs:
         frames: torch.Tensor,
         ref_s: torch.Tensor,
         rng: torch.Generator | None = None,
-        pitch: float = 1.0,
+        pitch: Pitch = NEUTRAL_PITCH,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """`KokoroModel.speak_frames` through the bucket that holds this many frames."""
         model = self.model
@@ -116,7 +116,7 @@ class FrameGraphs:
             bucket.initial.copy_(randomness[0])
             bucket.noise[:, :samples].copy_(randomness[1])
         bucket.real_frames.fill_(n)
-        bucket.pitch.fill_(pitch)
+        bucket.pitch.copy_(torch.tensor([pitch.scale, pitch.spread]))
         audio, f0 = self._run(bucket)
         return audio[:samples].clone(), f0[:, : 2 * n].clone()
 
@@ -174,7 +174,7 @@ class FrameGraphs:
                 initial=torch.zeros(1, self._harmonics, device=device),
                 noise=torch.zeros(1, length * self._samples_per_frame, self._harmonics, device=device),
                 real_frames=torch.full((), length, dtype=torch.long, device=device),
-                pitch=torch.ones((), device=device),
+                pitch=torch.ones(2, device=device),
             )
 
     def _capture(self, bucket: _Bucket) -> None:
@@ -205,7 +205,7 @@ def _fill_probe(bucket: _Bucket) -> None:
     for tensor, scale in ((bucket.shared, 0.5), (bucket.asr, 0.5), (bucket.ref_s, 0.2)):
         tensor.copy_(torch.randn(tensor.shape, generator=rng, device=tensor.device) * scale)
     bucket.real_frames.fill_(bucket.shared.shape[-1] - 3)
-    bucket.pitch.fill_(0.9)
+    bucket.pitch.copy_(torch.tensor([0.9, 0.6]))
 
 
 def replay_disagrees(

@@ -21,7 +21,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from voicedesk.core.engine.config import TIMBRE_DIM
-from voicedesk.core.engine.model import KokoroModel, inverse_stft
+from voicedesk.core.engine.model import KokoroModel, inverse_stft, shape_f0
 
 _SQRT_HALF = 1 / math.sqrt(2)  # Kokoro's residual blocks scale their sum by rsqrt(2)
 
@@ -53,16 +53,17 @@ def speak_padded(
     ref_s: torch.Tensor,
     randomness: tuple[torch.Tensor, torch.Tensor],
     real_frames: torch.Tensor,
-    pitch: torch.Tensor | float = 1.0,
+    pitch: torch.Tensor,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Audio [samples_per_frame × L] and F0 [1, 2L] from frame features padded to L frames with zeros:
     `shared` [1, 512, L] (`KokoroModel.shared_prosody`), `asr` [1, 512, L] (the text encoding of each
     frame's token), the source's random numbers for L frames (zeros for a deterministic source), the
-    number of real frames (a 0-d tensor) and the F0 scale. Past the real end both outputs are zero."""
+    number of real frames (a 0-d tensor) and the voice's pitch (scale and spread, [2]). Past the real
+    end both outputs are zero."""
     frames = shared.shape[-1]
     at_frames, doubled = span(frames, real_frames), span(2 * frames, 2 * real_frames)
     f0, energy = f0_energy(model, shared, ref_s[:, TIMBRE_DIM:], at_frames, doubled)
-    f0 = f0 * pitch
+    f0 = shape_f0(f0, pitch[0], pitch[1])
     dec = model.decoder
     timbre = ref_s[:, :TIMBRE_DIM]
     # Kokoro's Decoder.forward (as `KokoroModel._decode`), masked.

@@ -24,7 +24,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from voicedesk.core.engine import kokoro_modules, weights
-from voicedesk.core.engine.config import KOKORO_CONFIG, MAX_PHONEMES, TIMBRE_DIM
+from voicedesk.core.engine.config import KOKORO_CONFIG, MAX_PHONEMES, NEUTRAL_PITCH, TIMBRE_DIM, Pitch
 from voicedesk.core.errors import InputError, ModelError
 
 
@@ -44,9 +44,9 @@ class TextFeatures:
     t_en: torch.Tensor  # [1, 512, T] the decoder's text encoding
 
 
-# (text, prosody features, the token of each frame, style row, rng, pitch scale) → (audio [samples], F0 [1, 2F])
+# (text, prosody features, the token of each frame, style row, rng, pitch) → (audio [samples], F0 [1, 2F])
 FrameSpeaker = Callable[
-    [TextFeatures, torch.Tensor, torch.Tensor, torch.Tensor, "torch.Generator | None", float],
+    [TextFeatures, torch.Tensor, torch.Tensor, torch.Tensor, "torch.Generator | None", Pitch],
     tuple[torch.Tensor, torch.Tensor],
 ]
 
@@ -124,11 +124,11 @@ class KokoroModel(nn.Module):
         rng: torch.Generator | None = None,
         durations: torch.Tensor | None = None,
         speaker: FrameSpeaker | None = None,
-        pitch: float = 1.0,
+        pitch: Pitch = NEUTRAL_PITCH,
     ) -> KokoroOutput:
         """Like `forward`, with the details; `durations` [T] (frames per token) overrides the prediction;
         `speaker` stands in for `speak_frames` (CUDA graphs of it: `frame_graphs.FrameGraphs`); `pitch`
-        scales the predicted F0 (a cloned voice's own, see `speak_frames`)."""
+        shapes the predicted F0 (a cloned voice's own, see `shape_f0`)."""
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise InputError("The model speaks one sequence at a time (token ids shaped [1, T]).")
         n_tokens = int(input_ids.shape[1])
@@ -185,19 +185,15 @@ class KokoroModel(nn.Module):
         frames: torch.Tensor,
         ref_s: torch.Tensor,
         rng: torch.Generator | None = None,
-        pitch: float = 1.0,
+        pitch: Pitch = NEUTRAL_PITCH,
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Audio [samples] and F0 [1, 2 × frames] for a fixed alignment: `frames` [F] gives the token
-        each 25 ms frame speaks. No step reads back from the device, so on CUDA it can be graphed.
-
-        `pitch` scales the predicted F0 curve before the decoder and the harmonic source see it: the
-        stock voices' prosody cannot reach every speaker's pitch (Japanese female voices speak near
-        240 Hz; a prompt may speak at 180), so a cloned voice carries its own scale."""
+        each 25 ms frame speaks. No step reads back from the device, so on CUDA it can be graphed."""
         prosody_style = ref_s[:, TIMBRE_DIM:]
         en = d.transpose(-1, -2).index_select(-1, frames)
         f0, noise = self.predictor.F0Ntrain(en, prosody_style)
-        if pitch != 1.0:
-            f0 = f0 * pitch
+        if pitch != NEUTRAL_PITCH:
+            f0 = shape_f0(f0, pitch.scale, pitch.spread)
         asr = text.t_en.index_select(-1, frames)
         audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
         return audio.reshape(-1), f0
@@ -232,7 +228,7 @@ class KokoroModel(nn.Module):
         rng: torch.Generator | None = None,
         durations: torch.Tensor | None = None,
         speaker: FrameSpeaker | None = None,
-        pitch: float = 1.0,
+        pitch: Pitch = NEUTRAL_PITCH,
     ) -> KokoroOutput:
         """`synthesize` without autograd bookkeeping: the path for speaking."""
         return self.synthesize(input_ids, ref_s, speed, rng, durations, speaker, pitch)
@@ -385,6 +381,23 @@ def load_model(device: str | torch.device = "cpu") -> KokoroModel:
             f"unexpected); delete {weights.cache_path().parent} and run again."
         )
     return model.to(device)
+
+
+SPREAD_FROM_HZ, SPREAD_FULL_HZ = 50.0, 150.0  # the spread fades in over this F0 span (voicing onsets)
+
+
+def shape_f0(f0: torch.Tensor, scale: float | torch.Tensor, spread: float | torch.Tensor) -> torch.Tensor:
+    """A voice's pitch applied to a predicted F0 curve [1, N]: log-F0 pulled toward (spread < 1) or
+    pushed from its mean over voiced frames, then scaled — log-F0 mean and variance conversion, the
+    classic F0 mapping of voice conversion. The stock voices cannot reach every speaker this way from
+    their style: the Japanese female voices speak near 240 Hz with a lively intonation, a prompt may
+    speak at 180 Hz and flat. The spread fades in between 50 and 150 Hz so voicing onsets, where F0
+    ramps up from zero, stay continuous. Frames past a padded end (F0 0) stay 0."""
+    voiced = (f0 > SPREAD_FROM_HZ).to(f0.dtype)
+    log_f0 = torch.log(f0.clamp_min(1.0))
+    mean = (log_f0 * voiced).sum() / voiced.sum().clamp_min(1.0)
+    weight = ((f0 - SPREAD_FROM_HZ) / (SPREAD_FULL_HZ - SPREAD_FROM_HZ)).clamp(0.0, 1.0)
+    return f0 * torch.exp(weight * (spread - 1.0) * (log_f0 - mean)) * scale
 
 
 def whole_frames(raw_durations: torch.Tensor) -> torch.Tensor:

@@ -1,7 +1,7 @@
 """The `.vdvoice` file: one saved voice in a zip, the same format in the library and for export.
 
 Members: `meta.json` (format, version, name, language, created, scores, the transcript of the
-prompt when there is one, and the voice's F0 scale when it is not 1), `style.npy` (float32
+prompt when there is one, and the voice's pitch when it is not neutral), `style.npy` (float32
 `[L, 256]`, loaded with pickles disabled) and `prompt.flac` (the normalised prompt). Decoding treats
 the bytes as hostile: sizes are checked before anything is inflated, every field is validated, and any
 failure becomes one `CorruptVoiceFile` error naming the file.
@@ -21,14 +21,14 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from voicedesk.core.engine.config import PITCH_RANGE
+from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
 from voicedesk.core.errors import InputError
 from voicedesk.core.library.names import check_name
 
 FORMAT = "voicedesk-voice"
-# Version 2 adds "pitch". A voice with pitch 1 is still written as version 1, which every VoiceDesk
-# reads; one with its own pitch is version 2, which an older VoiceDesk refuses rather than speaking it
-# at the wrong pitch.
+# Version 2 adds "pitch" ({"scale", "spread"}). A voice with a neutral pitch is still written as
+# version 1, which every VoiceDesk reads; one with its own pitch is version 2, which an older VoiceDesk
+# refuses rather than speaking it at the wrong pitch.
 VERSION = 2
 SUFFIX = ".vdvoice"
 STYLE_WIDTH = 256
@@ -62,7 +62,7 @@ class SavedVoice:
     scores: dict[str, Score] = field(default_factory=dict)
     prompt_rate: int = 24000
     transcript: str = ""  # what the prompt says, when the user gave it
-    pitch: float = 1.0  # the F0 scale this voice speaks with (the fit sets it from the prompt's pitch)
+    pitch: Pitch = NEUTRAL_PITCH  # how this voice shapes F0 (the fit sets it from the prompt's pitch)
 
 
 def check_style(style: npt.ArrayLike) -> FloatArray:
@@ -95,13 +95,10 @@ def check_voice(voice: SavedVoice) -> SavedVoice:
     scores = _check_scores(voice.scores)
     if not isinstance(voice.transcript, str) or len(voice.transcript) > MAX_TRANSCRIPT_CHARS:
         raise InputError(f"The transcript must be text of at most {MAX_TRANSCRIPT_CHARS} characters.")
-    pitch = voice.pitch
-    if isinstance(pitch, bool) or not isinstance(pitch, int | float) or not (
-        math.isfinite(pitch) and PITCH_RANGE[0] <= pitch <= PITCH_RANGE[1]
-    ):
-        raise InputError(f"The voice's pitch scale must be a number from {PITCH_RANGE[0]} to {PITCH_RANGE[1]:g}.")
+    if not isinstance(voice.pitch, Pitch):
+        raise InputError("The voice's pitch must give a scale and a spread.")
     return SavedVoice(voice.name, style, audio, voice.language, voice.created, scores, int(voice.prompt_rate),
-                      voice.transcript, float(pitch))
+                      voice.transcript, voice.pitch.checked())
 
 
 def _check_created(value: object) -> None:
@@ -134,7 +131,7 @@ def encode(voice: SavedVoice) -> bytes:
     voice = check_voice(voice)
     meta = {
         "format": FORMAT,
-        "version": VERSION if voice.pitch != 1.0 else 1,
+        "version": VERSION if voice.pitch != NEUTRAL_PITCH else 1,
         "name": voice.name,
         "language": voice.language,
         "created": voice.created,
@@ -142,8 +139,8 @@ def encode(voice: SavedVoice) -> bytes:
     }
     if voice.transcript:
         meta["transcript"] = voice.transcript
-    if voice.pitch != 1.0:
-        meta["pitch"] = voice.pitch
+    if voice.pitch != NEUTRAL_PITCH:
+        meta["pitch"] = {"scale": voice.pitch.scale, "spread": voice.pitch.spread}
     style_bytes = io.BytesIO()
     np.save(style_bytes, voice.style, allow_pickle=False)
     flac = io.BytesIO()
@@ -233,6 +230,8 @@ def _decode(data: bytes) -> SavedVoice:
     if not isinstance(name, str) or not isinstance(language, str) or not isinstance(created, str):
         raise InputError("its name, language or creation date is missing")
     transcript = meta.get("transcript", "")
-    pitch = meta.get("pitch", 1.0)
+    pitch = meta.get("pitch", {})
+    if not isinstance(pitch, dict) or set(pitch) - {"scale", "spread"}:
+        raise InputError("its pitch is not a scale and a spread")
     return check_voice(SavedVoice(name, style, audio, language, created, meta.get("scores", {}), rate, transcript,
-                                  pitch))
+                                  Pitch(pitch.get("scale", 1.0), pitch.get("spread", 1.0))))
