@@ -221,7 +221,7 @@ class Engine:
         return audio
 
     def _speak(
-        self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch = NEUTRAL_PITCH
+        self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch
     ) -> tuple[Audio, tuple[str, ...]]:
         """Audio and notices for one chunk. Out of GPU memory, the chunk is spoken again in two shorter
         pieces; if that fails too, the engine moves to the CPU for good and speaks it there."""
@@ -262,7 +262,7 @@ class Engine:
         if torch.cuda.is_available():
             torch.cuda.empty_cache()
 
-    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch = NEUTRAL_PITCH) -> Audio:
+    def _infer(self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch) -> Audio:
         """The one place that touches the device: inputs onto it, the model call, audio back."""
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
