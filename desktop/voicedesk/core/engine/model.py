@@ -383,7 +383,8 @@ def load_model(device: str | torch.device = "cpu") -> KokoroModel:
     return model.to(device)
 
 
-SPREAD_FROM_HZ, SPREAD_FULL_HZ = 50.0, 150.0  # the spread fades in over this F0 span (voicing onsets)
+# The spread fades in over this F0 span, below any speaking voice's pitch (voicing onsets ramp up from 0).
+SPREAD_FROM_HZ, SPREAD_FULL_HZ = 30.0, 60.0
 
 
 def shape_f0(f0: torch.Tensor, scale: float | torch.Tensor, spread: float | torch.Tensor) -> torch.Tensor:
@@ -391,7 +392,7 @@ def shape_f0(f0: torch.Tensor, scale: float | torch.Tensor, spread: float | torc
     pushed from its mean over voiced frames, then scaled — log-F0 mean and variance conversion, the
     classic F0 mapping of voice conversion. The stock voices cannot reach every speaker this way from
     their style: the Japanese female voices speak near 240 Hz with a lively intonation, a prompt may
-    speak at 180 Hz and flat. The spread fades in between 50 and 150 Hz so voicing onsets, where F0
+    speak at 180 Hz and flat. The spread fades in between 30 and 60 Hz so voicing onsets, where F0
     ramps up from zero, stay continuous. Frames past a padded end (F0 0) stay 0."""
     voiced = (f0 > SPREAD_FROM_HZ).to(f0.dtype)
     log_f0 = torch.log(f0.clamp_min(1.0))
