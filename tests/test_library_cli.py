@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import contextlib
 import io
+from dataclasses import replace
 from pathlib import Path
 
 from test_library_voices import make_voice
 from voicedesk.cli import main as cli_main
+from voicedesk.core.engine.config import Pitch
 from voicedesk.core.engine.voices import stock_voice_names
 from voicedesk.core.library.voices import VoiceLibrary
 
@@ -20,7 +22,7 @@ def run(*args: str) -> tuple[int, str, str]:
 
 
 def test_listing_shows_stock_then_saved_one_per_line_name_first(voicedesk_home: Path) -> None:
-    VoiceLibrary().save(make_voice("anna", rows=1))
+    VoiceLibrary().save(replace(make_voice("anna", rows=1), pitch=Pitch(0.87, 0.4)))
     (voicedesk_home / "data" / "voices" / "broken.vdvoice").write_bytes(b"PK\x03\x04 not really")
     code, out, err = run("voices")
     assert code == 0
@@ -29,6 +31,7 @@ def test_listing_shows_stock_then_saved_one_per_line_name_first(voicedesk_home: 
     assert names == [*stock_voice_names(), "anna"]
     assert all(" " not in name for name in names)
     assert rows[-1][1:3] == ["saved", "en"] and "similarity_after=0.810" in rows[-1][-1]
+    assert "pitch_scale=0.870 pitch_spread=0.400" in rows[-1][-1]
     assert {row[1] for row in rows[:-1]} == {"stock"}
     assert "broken.vdvoice" in err and "skipped" in err
 

@@ -10,6 +10,7 @@ import argparse
 import sys
 from typing import Any
 
+from voicedesk.core.engine.config import NEUTRAL_PITCH
 from voicedesk.core.errors import VoiceDeskError
 from voicedesk.core.library.voicefile import SUFFIX
 from voicedesk.core.library.voices import VoiceLibrary
@@ -63,6 +64,8 @@ def list_voices(args: argparse.Namespace) -> int:
     scan = library.scan()
     for voice in scan.items:
         scores = " ".join(f"{key}={_short(value)}" for key, value in voice.scores.items())
+        if voice.pitch != NEUTRAL_PITCH:
+            scores += f" pitch_scale={voice.pitch.scale:.3f} pitch_spread={voice.pitch.spread:.3f}"
         print(f"{voice.name}\tsaved\t{voice.language}\t{voice.created}\t{scores}".rstrip())
     for problem in scan.problems:
         print(f"Warning: {problem.message}", file=sys.stderr)
