@@ -161,6 +161,7 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 9: the voice's own pitch (scale; scale and intonation range), against none.
     "said-only-no-pitch-heard": FitSettings(seconds=600, match_pitch=False),
     "said-only-pitch-scale-heard": FitSettings(seconds=600, match_spread=False),
+    "said-only-0.1-heard-seed2": FitSettings(seconds=600, seed=2),
 }
 
 
