@@ -577,8 +577,8 @@ def voice_pitch(speech_16k: torch.Tensor, prompt_16k: NDArray[np.float32], sprea
     prompt's, each measured by the same tracker on both (so its bias cancels); neutral where either is
     unclear.
 
-    Set after the fit, not during it: on the same fitted styles, scale and spread added 0.04-0.07 to the
-    mean gap closed (three paired sets) and lifted the weakest target by 0.1-0.2, while fitting at the
+    Set after the fit, not during it: on the same fitted styles, scale and spread added 0.03-0.07 to the
+    mean gap closed (four paired sets) and lifted the weakest target by 0.1-0.3, while fitting at the
     start's scale took another path and closed less (docs/benchmarks/clone-dev.md, sweep 9)."""
     speech = speech_16k.float().cpu().numpy()
     own, wanted = median_pitch(speech, 16000), median_pitch(prompt_16k, 16000)
