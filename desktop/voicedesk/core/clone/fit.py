@@ -42,7 +42,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from voicedesk.core.clone.judge import Judge, trim_edges
-from voicedesk.core.clone.pitch import median_pitch, pitch_spread
+from voicedesk.core.clone.pitch import log_spread, median_pitch, voiced_log_f0
 from voicedesk.core.clone.report import QualityReport
 from voicedesk.core.engine.config import NEUTRAL_PITCH, SCALE_RANGE, SPREAD_RANGE, Pitch
 from voicedesk.core.errors import InputError
@@ -426,35 +426,36 @@ def fit_voice(
             assert said is not None
             return utterance(style) if utterance else speak(style, said)
 
-        def check_similarity() -> tuple[float, float, float, torch.Tensor]:
+        def check_similarity() -> tuple[float, float, float, tuple[torch.Tensor, torch.Tensor]]:
             """On the check sentence: GE2E similarity, the score that picks the best state, the speech's
-            RMS level, and the speech."""
+            RMS level, and the speech with its predicted F0."""
             with torch.no_grad():
                 mix, delta = current()
-                wav, _ = speak(row(mix, delta, check.n_phonemes), check)
+                wav, f0 = speak(row(mix, delta, check.n_phonemes), check)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 level = float(wav.square().mean().sqrt())
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
                 if said and cfg.select_prompt_weight:
                     spoken, _ = speak_said(row(mix, delta, said.n_phonemes))
                     score -= cfg.select_prompt_weight * float(said_distance(spoken))
-                return sim, score, level, wav
+                return sim, score, level, (wav, f0)
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
-        start_sim, _, start_level, start_wav = check_similarity()
+        start_sim, _, start_level, start_speech = check_similarity()
+        start_wav = start_speech[0]
         # The best fitted state by the check sentence. The start is no candidate while any fitted state
         # is sane: one noisy check sentence must not undo every step (seen: a whole fit discarded after
         # two unlucky checks). It is the fallback when none is.
         best_sim, (best_mix, best_delta) = ge2e_before, (t.detach().clone() for t in current())
         best_score = -math.inf
-        best_wav = start_wav  # the best state's speech of the check sentence
+        best_speech = start_speech  # the best state's speech of the check sentence, and its F0
         stale = 0
         step = checked_at = 0
 
         def consider() -> None:
-            nonlocal best_sim, best_score, best_mix, best_delta, best_wav, stale, checked_at
-            checked, score, level, wav = check_similarity()
+            nonlocal best_sim, best_score, best_mix, best_delta, best_speech, stale, checked_at
+            checked, score, level, speech = check_similarity()
             # A state that the fit's own encoder hears as further from the prompt than the start, or
             # that speaks at a level far from the start's, has left the voices the decoder makes well:
             # on the GPU such fits spoke garbled speech at 0.5x or 11x the usual level (clone-h200.md).
@@ -462,7 +463,7 @@ def fit_voice(
             if sane and score > best_score:
                 best_sim, best_score = checked, score
                 best_mix, best_delta = (t.detach().clone() for t in current())
-                best_wav = wav
+                best_speech = speech
                 stale = 0
             else:
                 stale += 1
@@ -552,7 +553,7 @@ def fit_voice(
         log.info("timbre delta: largest %.2f times the stock spread", float((best_delta[:TIMBRE] / spread).abs().max()))
         ge2e_after, mix, delta = best_sim, best_mix, best_delta
         if cfg.match_pitch:
-            pitch = voice_pitch(best_wav, prompt, cfg.match_spread)
+            pitch = voice_pitch(*best_speech, prompt, cfg.match_spread)
         with torch.no_grad():
             fitted = ((mix[:, None, :] * rows).sum(0) + delta).cpu().numpy().astype(np.float32)
             prompt_vec = judge.embed(prompt)
@@ -572,21 +573,30 @@ def fit_voice(
     )
 
 
-def voice_pitch(speech_16k: torch.Tensor, prompt_16k: NDArray[np.float32], spread: bool = True) -> Pitch:
-    """The pitch that brings this speech's median F0 and intonation range (`pitch_spread`) to the
+TRACKER_TRUST = math.log(1.15)  # how far the tracker's median may stray from the model's own F0's
+
+
+def voice_pitch(speech_16k: torch.Tensor, f0: torch.Tensor, prompt_16k: NDArray[np.float32],
+                spread: bool = True) -> Pitch:
+    """The pitch that brings this speech's median F0 and intonation range (`log_spread`) to the
     prompt's, each measured by the same tracker on both (so its bias cancels); neutral where either is
-    unclear.
+    unclear. The model's own F0 curve `f0` stands in where the tracker strays more than 15 % from it:
+    on a low male voice the tracker once took frames an octave low and read 72 Hz for a voice predicted
+    near 95, which would have raised the voice by six semitones (clone-dev.md, sweep 9).
 
     Set after the fit, not during it: on the same fitted styles, scale and spread added 0.03-0.07 to the
     mean gap closed (four paired sets) and lifted the weakest target by 0.1-0.3, while fitting at the
     start's scale took another path and closed less (docs/benchmarks/clone-dev.md, sweep 9)."""
-    speech = speech_16k.float().cpu().numpy()
-    own, wanted = median_pitch(speech, 16000), median_pitch(prompt_16k, 16000)
-    scale = float(np.clip(wanted / own, *SCALE_RANGE)) if (own and wanted) else 1.0
-    own_spread, wanted_spread = pitch_spread(speech, 16000), pitch_spread(prompt_16k, 16000)
-    ratio = 1.0
-    if spread and own_spread and wanted_spread:
-        ratio = float(np.clip(wanted_spread / own_spread, *SPREAD_RANGE))
+    wanted = voiced_log_f0(prompt_16k, 16000)
+    curve = f0.float().flatten().cpu().numpy()
+    predicted = np.log(curve[curve > F0_VOICED_HZ])
+    own = voiced_log_f0(speech_16k.float().cpu().numpy(), 16000)
+    if predicted.size >= MIN_VOICED and (own is None or abs(np.median(own) - np.median(predicted)) > TRACKER_TRUST):
+        own = predicted
+    if wanted is None or own is None:
+        return NEUTRAL_PITCH
+    scale = float(np.clip(np.exp(np.median(wanted) - np.median(own)), *SCALE_RANGE))
+    ratio = float(np.clip(log_spread(wanted) / max(log_spread(own), 1e-6), *SPREAD_RANGE)) if spread else 1.0
     return Pitch(scale, ratio)
 
 

@@ -54,7 +54,10 @@ def pitch_spread(wav: NDArray[np.float32], sample_rate: int) -> float | None:
     """How widely the intonation ranges: log-F0's interquartile range over 1.349 (a standard deviation
     that a few mistracked octave jumps cannot inflate), or None when too few frames are voiced."""
     log_f0 = voiced_log_f0(wav, sample_rate)
-    if log_f0 is None:
-        return None
+    return None if log_f0 is None else log_spread(log_f0)
+
+
+def log_spread(log_f0: NDArray[np.float64]) -> float:
+    """The interquartile range of log-F0 values over 1.349 (a standard deviation, robust to outliers)."""
     low, high = np.percentile(log_f0, [25, 75])
     return float((high - low) / 1.349)
