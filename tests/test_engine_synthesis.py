@@ -64,8 +64,9 @@ def test_a_voices_pitch_moves_the_pitch_and_nothing_else(cpu_engine: Any) -> Non
     pitch_own, pitch_lower, pitch_flatter = (median_pitch(a, 16000) for a in (own, lower, flatter))
     assert pitch_own and pitch_lower and pitch_flatter
     assert abs(pitch_lower / pitch_own - 0.75) < 0.04
-    # A narrower intonation about the same middle: the spread shrinks, the median barely moves.
-    assert abs(pitch_flatter / pitch_own - 1) < 0.06
+    # A narrower intonation about the same middle: the spread shrinks, the median moves little (the
+    # contour narrows toward its mean log-F0, which a skewed contour's median need not equal).
+    assert abs(pitch_flatter / pitch_own - 1) < 0.1
     spread_own, spread_flatter = pitch_spread(own, 16000), pitch_spread(flatter, 16000)
     assert spread_own and spread_flatter and spread_flatter < 0.7 * spread_own
 
