@@ -6,8 +6,9 @@ gap closed = (fitted - nearest stock) / (ceiling - nearest stock), every number 
 target's own (the "ceiling": two different real recordings of one speaker).
 
 Usage (from the repository root, venv active):
-  python tests/benchmarks/clone_dev.py cpu [--targets mb-us2,en+f4] [--steps N] [--seconds S]
-      fit and score on this machine with the product defaults (what docs/benchmarks/clone-dev.md reports)
+  python tests/benchmarks/clone_dev.py cpu [--targets mb-us2,en+f4] [--steps N] [--seconds S] [--pitch-variants]
+      fit and score on this machine with the product defaults (what docs/benchmarks/clone-dev.md reports);
+      --pitch-variants also scores the same fitted styles with the pitch's scale alone and with no pitch
   python tests/benchmarks/clone_dev.py prepare-device [--data-only DIR]
       write what the GPU machine needs into .devcarry/clone (model in two halves, encoders, texts, prompts);
       --data-only: just the texts, stock styles and prompts, next to tests/tools/gpu_bench_carry.py's payload
@@ -158,9 +159,7 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-pass-graph": FitSettings(seconds=600, whole_step=False),
     "said-only-0.1-pass-graph-heard": FitSettings(seconds=600, whole_step=False),
     "said-only-0.1-30-steps-heard": FitSettings(seconds=600, steps=30, check_every=6),
-    # Sweep 9: the voice's own pitch (scale; scale and intonation range), against none.
-    "said-only-no-pitch-heard": FitSettings(seconds=600, match_pitch=False),
-    "said-only-pitch-scale-heard": FitSettings(seconds=600, match_spread=False),
+    # Sweep 9 (run with --pitch-variants): a third seed.
     "said-only-0.1-heard-seed2": FitSettings(seconds=600, seed=2),
 }
 
@@ -378,8 +377,24 @@ def run_cpu(args: argparse.Namespace) -> None:
     result.update(settings=asdict(settings), device="cpu", threads=args.threads, torch=torch.__version__,
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print_table(f"CPU, {args.config}", result)
+    if args.pitch_variants:
+        result["pitch_variants"] = pitch_variants(model, scorer, stock_audio, fitted, ids)
     if args.json:
         Path(args.json).write_text(json.dumps(result, indent=2, default=float) + "\n")
+
+
+def pitch_variants(model: Any, scorer: Scorer, stock_audio: dict[str, list[np.ndarray]], fitted: dict[str, Any],
+                   ids: dict[str, Any]) -> dict[str, Any]:
+    """The same fitted styles scored with their pitch's scale alone and with no pitch: the pitch is set
+    after the fit, so this compares the pitch itself, free of the fit's seed noise (sweep 9)."""
+    out: dict[str, Any] = {}
+    for label, make in (("scale only", lambda p: Pitch(p["scale"])), ("pitch neutral", lambda p: NEUTRAL_PITCH)):
+        spoken = {name: {**r, "audio": [speak(model, r["style"], h, pitch=make(r["pitch"])) for h in ids["held_out"]]}
+                  for name, r in fitted.items()}
+        out[label] = score(scorer, stock_audio, spoken, with_wer=False)
+        print_table(f"the same styles, {label}", out[label])
+    out["pitch"] = {name: r["pitch"] for name, r in fitted.items()}
+    return out
 
 
 def prepare_device(args: argparse.Namespace) -> None:
@@ -531,6 +546,7 @@ def main() -> None:
     cpu.add_argument("--seconds", type=float)
     cpu.add_argument("--threads", type=int, default=2)
     cpu.add_argument("--json")
+    cpu.add_argument("--pitch-variants", action="store_true")
     prep = sub.add_parser("prepare-device")
     prep.add_argument("--data-only", metavar="DIR", help="write only data.npz, into DIR (for the bench carry)")
     dev = sub.add_parser("device")
