@@ -246,6 +246,7 @@ def test_bfloat16_vocoder_keeps_the_voice_and_its_gradient(cpu_engine: Any) -> N
 
 
 def test_cpu_precision_is_measured_or_set(cpu_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    from voicedesk.core.engine import cpu_precision
     from voicedesk.core.engine.cpu_precision import ENV, choose_vocoder_bf16, vocoder_speedup
 
     model = cpu_engine.model
@@ -254,6 +255,9 @@ def test_cpu_precision_is_measured_or_set(cpu_engine: Any, monkeypatch: pytest.M
     monkeypatch.setenv(ENV, "1")
     assert choose_vocoder_bf16(model)[0] is True
     monkeypatch.delenv(ENV)
+    if cpu_precision.has_amx():
+        assert choose_vocoder_bf16(model) == (True, "vocoder in bfloat16 (this CPU has AMX)")
+    monkeypatch.setattr(cpu_precision, "has_amx", lambda: False)  # the trial, as on CPUs without AMX
     use, note = choose_vocoder_bf16(model)
     assert ("bfloat16, " in note) == use and "vocoder in" in note
     assert vocoder_speedup(model, frames=8) > 0
