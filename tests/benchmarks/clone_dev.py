@@ -161,9 +161,6 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-30-steps-heard": FitSettings(seconds=600, steps=30, check_every=6),
     # Sweep 9 (run with --pitch-variants): a third seed.
     "said-only-0.1-heard-seed2": FitSettings(seconds=600, seed=2),
-    # Sweep 10: a second speaker encoder (ECAPA-TDNN) in the loss, and in picking the best state.
-    "ecapa-1-heard": FitSettings(seconds=600, ecapa_weight=1.0, select_ecapa_weight=1.0),
-    "ecapa-select-1-heard": FitSettings(seconds=600, select_ecapa_weight=1.0),
 }
 
 

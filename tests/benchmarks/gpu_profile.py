@@ -182,6 +182,57 @@ def profile_synthesis_graphs(engine: Any, style: Any, repeats: int) -> dict[str,
             "sentences": rows}
 
 
+def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
+    """The graphs captured with cuDNN's autotuner off (its heuristics' kernels) against the engine's
+    (autotuner on): capture time and replay speed over the sentences; and a graphed sentence split into
+    its eager front (text, durations, the shared LSTM) and the frame half (pad, replay, copy out)."""
+    import torch
+
+    from voicedesk.core.engine.frame_graphs import FrameGraphs
+    from voicedesk.core.text import phonemize
+
+    tuned = engine.graphs
+    if tuned is None:
+        return {"skipped": "the engine has no CUDA graphs here"}
+    chunks = ["".join(c.phonemes for c in phonemize(text, "en")) for text in (PROFILED, *SENTENCES)]
+    frame_s: list[float] = []
+    inner = tuned.speak_frames
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        _sync()
+        started = time.perf_counter()
+        out = inner(*args, **kwargs)
+        _sync()
+        frame_s.append(time.perf_counter() - started)
+        return out
+
+    def per_sentence() -> float:
+        return wall(lambda: [engine.synthesize_phonemes(p, style, seed=0) for p in chunks], repeats) / len(chunks)
+
+    engine.prepare_graphs()  # already captured by the section before: nothing new
+    tuned_s = per_sentence()
+    tuned.speak_frames = timed
+    try:
+        split_s = per_sentence()
+    finally:
+        del tuned.speak_frames  # the instance attribute; the method shows through again
+    frames = sum(frame_s) / (len(chunks) * repeats)
+    previous = torch.backends.cudnn.benchmark
+    untuned = FrameGraphs(engine.model, capture=tuned.capture)
+    try:
+        engine.graphs, torch.backends.cudnn.benchmark = untuned, False
+        started = time.perf_counter()
+        captured = engine.prepare_graphs()
+        capture_s = time.perf_counter() - started
+        torch.backends.cudnn.benchmark = previous
+        untuned_s = per_sentence()
+    finally:
+        engine.graphs, torch.backends.cudnn.benchmark = tuned, previous
+    return {"sentences": len(chunks), "tuned_s": tuned_s, "split_total_s": split_s, "frame_half_s": frames,
+            "front_s": split_s - frames, "untuned_graphs": captured, "untuned_capture_s": capture_s,
+            "untuned_s": untuned_s, "untuned_failure": untuned.failure}
+
+
 def profile_fit(engine: Any, prompt_path: Path | None) -> dict[str, Any]:
     """One clone at the product settings, timed by stage; then a short fit under the profiler."""
     from voicedesk.core.bench.prompt import bench_prompt
@@ -292,6 +343,7 @@ def main() -> None:
     for key, job in (
         ("synthesis", lambda: profile_synthesis(engine, style, args.repeats)),
         ("synthesis_graphs", lambda: profile_synthesis_graphs(engine, style, args.repeats)),
+        ("graph_capture", lambda: profile_graph_capture(engine, style, args.repeats)),
         ("fit_pass", lambda: profile_fit_pass(engine, args.repeats)),
         ("autotuner", lambda: profile_autotuner(engine, style)),
         ("fit", lambda: profile_fit(engine, args.prompt)),

@@ -50,7 +50,6 @@ from voicedesk.core.errors import InputError
 if TYPE_CHECKING:
     import torch
 
-    from voicedesk.core.clone.ecapa import ECAPA
     from voicedesk.core.clone.ge2e import GE2E
 
 log = logging.getLogger(__name__)
@@ -116,10 +115,6 @@ class FitSettings:
     # range to the prompt's (the stock prosody halves reach neither); the saved voice speaks with it.
     match_pitch: bool = True
     match_spread: bool = True
-    # A second speaker encoder (ECAPA-TDNN, ecapa.py) in the loss: this × (1 − its similarity to the
-    # prompt); and in picking the best checked state: GE2E plus `select_ecapa_weight` × ECAPA's.
-    ecapa_weight: float = 0.0
-    select_ecapa_weight: float = 0.0
     check_every: int = 5
     patience: int = 3
 
@@ -285,7 +280,6 @@ def fit_voice(
     settings: FitSettings | None = None,
     ge2e: GE2E | None = None,
     judge: Judge | None = None,
-    ecapa: ECAPA | None = None,
     fit_ids: Sequence[Sequence[int]] | None = None,
     check_ids: Sequence[int] | None = None,
     prompt_ids: Sequence[int] | None = None,
@@ -319,12 +313,6 @@ def fit_voice(
 
     prompt = trim_edges(np.asarray(prompt_16k, dtype=np.float32))
     target = torch.from_numpy(ge2e.embed_numpy(prompt)).to(device)
-    second = None
-    if cfg.ecapa_weight or cfg.select_ecapa_weight:
-        from voicedesk.core.clone.ecapa import ECAPA, SecondEncoder
-
-        ecapa = ecapa or ECAPA(str(device))
-        second = SecondEncoder(ecapa, torch.from_numpy(ecapa.embed_numpy(prompt)).to(device), cfg.ecapa_weight)
     prompt_pitch = median_pitch(prompt, 16000)
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
     with torch.no_grad():
@@ -447,8 +435,6 @@ def fit_voice(
                 sim = float(ge2e.embed([wav])[0] @ target)
                 level = float(wav.square().mean().sqrt())
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
-                if second and cfg.select_ecapa_weight:
-                    score += cfg.select_ecapa_weight * float(second.similarity(wav))
                 if said and cfg.select_prompt_weight:
                     spoken, _ = speak_said(row(mix, delta, said.n_phonemes))
                     score -= cfg.select_prompt_weight * float(said_distance(spoken))
@@ -489,7 +475,6 @@ def fit_voice(
                 utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
                 Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment),
                 style=lambda: row(*current(), said.n_phonemes),
-                second=second if cfg.ecapa_weight else None,
                 regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
                 params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
                 rng=None if cuda else gen,
@@ -523,8 +508,6 @@ def fit_voice(
                 loss = loss + cfg.spectrum_weight * torch.stack(shape_terms).mean()
             if said_terms:
                 loss = loss + cfg.prompt_weight * said_terms[0]
-            if second and cfg.ecapa_weight:
-                loss = loss + second.loss(wavs)
             loss = loss + cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum())
             if cfg.self_weight and len(wavs) > 1:
                 loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])

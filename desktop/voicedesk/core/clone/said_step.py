@@ -22,7 +22,6 @@ import numpy as np
 import torch
 
 from voicedesk.core.clone.align import N_CEPSTRA, cepstra, dct_matrix, dtw_path, speech_frames
-from voicedesk.core.clone.ecapa import SecondEncoder
 from voicedesk.core.clone.fit import F0_VOICED_HZ, MIN_VOICED, shape_frames
 from voicedesk.core.clone.torch_audio import augment_fixed_length
 from voicedesk.core.clone.utterance import FixedUtterance, Speech
@@ -58,10 +57,8 @@ class SaidStep:
 
     def __init__(self, utterance: FixedUtterance, ge2e: Any, targets: Targets, weights: Weights,
                  style: Callable[[], torch.Tensor], regulariser: Callable[[], torch.Tensor],
-                 params: list[torch.Tensor], *, graph: bool = False, rng: torch.Generator | None = None,
-                 second: SecondEncoder | None = None) -> None:
+                 params: list[torch.Tensor], *, graph: bool = False, rng: torch.Generator | None = None) -> None:
         self.utterance, self.ge2e, self.targets, self.weights = utterance, ge2e, targets, weights
-        self.second = second
         self.style, self.regulariser, self.params, self.rng = style, regulariser, params, rng
         target_env = targets.envelope
         self._target_env_np = target_env.detach().cpu().double().numpy()
@@ -119,8 +116,6 @@ class SaidStep:
         heard = augment_fixed_length(wav, self.rng, CROP) if w.augment else wav
         similarity = self.ge2e.embed_one(heard) @ t.embedding
         loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
-        if self.second:
-            loss = loss + self.second.loss([heard])
         if t.log_f0 is not None:
             voiced = (f0 > F0_VOICED_HZ).float()
             count = voiced.sum()
