@@ -11,19 +11,33 @@ import pytest
 from pytestqt.qtbot import QtBot
 
 from ui_support import close_window, open_window
-from voicedesk.core.engine import stock_voice
+from voicedesk.core.engine import Pitch, stock_voice
+from voicedesk.core.engine.config import NEUTRAL_PITCH
 from voicedesk.core.library.voicefile import SavedVoice
 from voicedesk.core.library.voices import VoiceLibrary
 
 pytestmark = pytest.mark.gui
 
 
-def save_voice(name: str) -> None:
+def save_voice(name: str, pitch: Pitch = NEUTRAL_PITCH) -> None:
     """A saved voice as cloning leaves one (a real stock style, a prompt, scores)."""
     prompt = (0.1 * np.sin(np.arange(24000 * 2) * 2 * np.pi * 180 / 24000)).astype(np.float32)
     VoiceLibrary().save(
-        SavedVoice(name, stock_voice("jf_alpha"), prompt, scores={"similarity_after": 0.81, "steps": 4})
+        SavedVoice(name, stock_voice("jf_alpha"), prompt, scores={"similarity_after": 0.81, "steps": 4}, pitch=pitch)
     )
+
+
+def test_a_voice_tooltip_tells_its_similarity_and_its_own_pitch(qtbot: QtBot) -> None:
+    save_voice("anna", Pitch(0.87, 0.45))
+    save_voice("ben")
+    window = open_window(qtbot, None)
+    details = {entry.name: entry.detail for entry in window.voices.entries if entry.saved}
+    assert details == {"anna": "cloned · 81% similar to its prompt · pitch ×0.87, intonation range ×0.45",
+                       "ben": "cloned · 81% similar to its prompt"}
+    tips = {window.voices.list.item(row).text(): window.voices.list.item(row).toolTip()
+            for row in range(window.voices.list.count())}
+    assert tips["anna"] == details["anna"]
+    close_window(window)
 
 
 def names(window: Any) -> list[str]:

@@ -103,6 +103,6 @@ def clone(args: argparse.Namespace) -> int:
     if result.prompt_pitch_hz and abs(result.pitch.scale - 1) >= 0.01:
         print(f"Pitch: the recording speaks near {result.prompt_pitch_hz:.0f} Hz; the voice speaks "
               f"{'lower' if result.pitch.scale < 1 else 'higher'} than its starting voice to match "
-              f"(×{result.pitch.scale:.2f}, intonation range ×{result.pitch.spread:.2f}).")
+              f"({result.pitch.describe()}).")
     print(report.verdict)
     return 0

@@ -35,6 +35,12 @@ class Pitch:
                                  "(1 leaves the voice as it is).")
         return Pitch(float(self.scale), float(self.spread))
 
+    def describe(self) -> str:
+        """In a few words for lists and messages ("" when the voice speaks as the model predicts)."""
+        if (self.scale, self.spread) == (1.0, 1.0):
+            return ""
+        return f"pitch ×{self.scale:.2f}, intonation range ×{self.spread:.2f}"
+
 KOKORO_CONFIG: dict[str, Any] = {
     "n_token": 178,
     "hidden_dim": 512,

@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
 )
 
 from voicedesk.core.errors import VoiceDeskError
+from voicedesk.core.library.voicefile import SavedVoice
 from voicedesk.ui import settings
 from voicedesk.ui.context import AppContext
 from voicedesk.ui.widgets.card import Card
@@ -97,7 +98,7 @@ class VoicesPanel(Card):
         except VoiceDeskError as exc:
             self.context.show_message(str(exc), 8000)
         else:
-            saved = [VoiceEntry(v.name, True, v.language, _similarity(v.scores)) for v in scan.items]
+            saved = [VoiceEntry(v.name, True, v.language, _detail(v)) for v in scan.items]
             if scan.problems:  # damaged files are skipped, and the user is told which
                 self.context.show_message(scan.problems[0].message, 15000)
         stock: list[VoiceEntry] = []
@@ -233,6 +234,9 @@ class VoicesPanel(Card):
         pass
 
 
-def _similarity(scores: dict[str, Any]) -> str:
-    after = scores.get("similarity_after")
-    return f"cloned · {round(100 * after)}% similar to its prompt" if isinstance(after, float) else "cloned"
+def _detail(voice: SavedVoice) -> str:
+    """The tooltip of a saved voice: how similar it came out, and its own pitch where it has one."""
+    after = voice.scores.get("similarity_after")
+    parts = ["cloned", f"{round(100 * after)}% similar to its prompt" if isinstance(after, float) else "",
+             voice.pitch.describe()]
+    return " · ".join(part for part in parts if part)
