@@ -117,3 +117,34 @@ def test_the_speed_note_says_how_speech_runs(cpu_engine: Any) -> None:
     assert gpu.speed_note() == "GPU, float32, eager: CUDA graphs failed (capture failed)"
     assert Engine(cpu_engine.model, "cuda", "x", True).speed_note() == "GPU, float16, eager (CUDA graphs off)"
     assert cpu_engine.speed_note().startswith("CPU, ")
+
+
+def test_speaking_never_captures_a_graph(cpu_engine: Any) -> None:
+    """Capturing takes seconds, so only `prepare_graphs` does it: a sentence whose bucket has no graph
+    is spoken eagerly (on the CPU an attempt to capture would fail and mark the graphs as failed)."""
+    model = cpu_engine.model
+    ids = cpu_engine.token_ids(SENTENCE)
+    style = cpu_engine.style_tensor(cpu_engine.stock_voice("jf_alpha"), len(SENTENCE))
+    graphs = FrameGraphs(model, capture=True)
+    model.deterministic_source = True
+    try:
+        eager = model.infer(ids, style)
+        through = model.infer(ids, style, speaker=graphs.speak_frames)
+    finally:
+        model.deterministic_source = False
+    assert torch.equal(eager.audio, through.audio)
+    assert graphs.captured == 0 and graphs.failure is None
+
+
+def test_graphs_are_prepared_step_by_step_until_the_engine_leaves_the_gpu(cpu_engine: Any) -> None:
+    from voicedesk.core.engine import Engine
+
+    # The padded passes without capture stand in for the graphs (the steps are what is tested here).
+    engine = Engine(cpu_engine.model, "cpu", "test", False, FrameGraphs(cpu_engine.model, capture=False))
+    steps = engine.prepare_graphs_steps(seconds=2.0)  # 2 s = 80 frames: buckets of 32, 64 and 96
+    assert next(steps) == 0
+    assert len(list(steps)) == 2
+    steps = engine.prepare_graphs_steps(seconds=2.0)
+    next(steps)
+    engine.graphs = None  # what `move_to_cpu` does after running out of GPU memory
+    assert list(steps) == []

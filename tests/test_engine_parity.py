@@ -87,3 +87,20 @@ def test_pitch_and_spectrum_agree_with_the_same_durations(
     audio = ours.audio.numpy()
     assert audio.shape == ref.audio.shape
     assert np.corrcoef(_log_mel(audio).ravel(), _log_mel(ref.audio).ravel())[0, 1] >= 0.95
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_the_text_half_equals_the_modules_own_forward(cpu_engine: Any, case: str) -> None:
+    """`text_features` recomputes ALBERT and the text encoder in fewer operations; the `transformers`
+    and Kokoro modules it reads the weights from must still give the same features (the tanh-GELU as
+    one kernel rounds differently from its eight-step spelling: ~1e-5 on values up to ~10)."""
+    from voicedesk.core.engine import text_features
+
+    model = cpu_engine.model
+    ids, _ = _inputs(cpu_engine, case)
+    n_tokens = ids.shape[1]
+    with torch.inference_mode():
+        albert = model.bert(ids, attention_mask=torch.ones_like(ids))
+        text = model.text_encoder(ids, torch.full((1,), n_tokens), torch.zeros((1, n_tokens), dtype=torch.bool))
+        assert torch.allclose(text_features.albert_hidden(model.bert, ids), albert, atol=2e-4)
+        assert torch.allclose(text_features.encode_tokens(model.text_encoder, ids), text, atol=1e-6)

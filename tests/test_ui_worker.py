@@ -104,6 +104,48 @@ def test_jobs_run_one_at_a_time_in_order_on_one_thread(worker: Worker, qtbot: Qt
     assert len({s[3] for s in spans}) == 1
 
 
+def test_a_background_job_yields_the_worker_to_jobs_submitted_meanwhile(worker: Worker, qtbot: QtBot) -> None:
+    first_step = threading.Event()
+
+    def background() -> Generator[int, None, str]:
+        for step in range(40):
+            first_step.set()
+            time.sleep(0.02)
+            yield step
+        return "prepared"
+
+    slow = worker.submit_background("prepare", background)
+    slow_events = Recorder(slow)
+    qtbot.waitUntil(first_step.is_set, timeout=5000)
+    assert not worker.busy  # background work leaves the window's controls enabled
+    urgent = worker.submit("speak", lambda: counting(1, []))
+    with qtbot.waitSignal(urgent.finished, timeout=5000):
+        pass
+    assert not slow.done  # the urgent job did not wait for the 40 steps
+    slow_events.wait_finished(qtbot)
+    assert slow_events.value("result") == "prepared"
+    assert slow_events.kinds() == ["started", *["progress"] * 40, "result", "finished"]
+
+
+def test_a_background_job_cancels_between_steps(worker: Worker, qtbot: QtBot) -> None:
+    closed = threading.Event()
+
+    def endless() -> Generator[int, None, None]:
+        try:
+            while True:
+                time.sleep(0.01)
+                yield 0
+        finally:
+            closed.set()
+
+    job = worker.submit_background("endless", endless)
+    events = Recorder(job)
+    qtbot.waitUntil(lambda: "progress" in events.kinds(), timeout=5000)
+    job.cancel()
+    events.wait_finished(qtbot)
+    assert isinstance(events.value("failed"), Cancelled) and closed.is_set()
+
+
 def test_failure_is_emitted_as_an_object_and_logged_and_the_worker_survives(
     worker: Worker, qtbot: QtBot, caplog: pytest.LogCaptureFixture
 ) -> None:

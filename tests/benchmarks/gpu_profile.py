@@ -233,6 +233,44 @@ def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, An
             "untuned_s": untuned_s, "untuned_failure": untuned.failure}
 
 
+def profile_text_half(engine: Any, repeats: int) -> dict[str, Any]:
+    """The text half of each sentence (ALBERT and the text encoder) as the `transformers` and Kokoro
+    modules run it against `text_features` (the engine's), per sentence; and the whole eager front
+    (text half, prosody features, durations read back to the host)."""
+    import torch
+
+    from voicedesk.core.engine import text_features
+    from voicedesk.core.engine.model import frame_tokens, whole_frames
+    from voicedesk.core.text import phonemize
+
+    model = engine.model
+    ids = [engine.token_ids("".join(c.phonemes for c in phonemize(text, "en"))) for text in (PROFILED, *SENTENCES)]
+    style = engine.style_tensor(engine.stock_voice(VOICE), 50)
+
+    def modules() -> None:
+        for x in ids:
+            n = x.shape[1]
+            model.bert(x, attention_mask=torch.ones_like(x))
+            model.text_encoder(x, torch.full((1,), n), torch.zeros((1, n), dtype=torch.bool, device=x.device))
+
+    def ours() -> None:
+        for x in ids:
+            text_features.albert_hidden(model.bert, x)
+            text_features.encode_tokens(model.text_encoder, x)
+
+    def front() -> None:
+        for x in ids:
+            d = model.prosody_features(model.encode_text(x), style[:, 128:])
+            frame_tokens(whole_frames(model.predict_durations(d)))
+
+    with torch.inference_mode():
+        for fn in (modules, ours, front):
+            fn()
+        found = {name: wall(fn, repeats) / len(ids) for name, fn in
+                 (("modules_s", modules), ("text_features_s", ours), ("front_s", front))}
+    return {"sentences": len(ids), **found, "speedup": found["modules_s"] / found["text_features_s"]}
+
+
 def profile_fit(engine: Any, prompt_path: Path | None) -> dict[str, Any]:
     """One clone at the product settings, timed by stage; then a short fit under the profiler."""
     from voicedesk.core.bench.prompt import bench_prompt
@@ -343,6 +381,7 @@ def main() -> None:
     for key, job in (
         ("synthesis", lambda: profile_synthesis(engine, style, args.repeats)),
         ("synthesis_graphs", lambda: profile_synthesis_graphs(engine, style, args.repeats)),
+        ("text_half", lambda: profile_text_half(engine, args.repeats)),
         ("graph_capture", lambda: profile_graph_capture(engine, style, args.repeats)),
         ("fit_pass", lambda: profile_fit_pass(engine, args.repeats)),
         ("autotuner", lambda: profile_autotuner(engine, style)),

@@ -49,10 +49,16 @@ def warm_up(engine: Any) -> Generator[str, None, None]:
     phonemize("Hello.", "en")
     yield "Loading the speaker encoders…"
     clone_tools(str(engine.device))
-    if engine.graphs is not None:
-        yield "Preparing the GPU for fast speech…"
-        engine.prepare_graphs()
     import voicedesk.core.clone.fit  # noqa: F401 - its imports, too, are better paid for now
+
+
+def prepare_graphs(engine: Any) -> Generator[int, None, int]:
+    """Background work after loading: capture synthesis's CUDA graphs one sentence length at a time
+    (seconds each; speech is eager, not slower than before, until a length's graph exists)."""
+    captured = 0
+    for captured in engine.prepare_graphs_steps():
+        yield captured
+    return captured
 
 
 # --- cloning ------------------------------------------------------------------------------------------

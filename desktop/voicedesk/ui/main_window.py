@@ -182,6 +182,9 @@ class MainWindow(QMainWindow):
         self.device_label.setText(f"Device: {describe_device(engine)}")
         self.device_label.setToolTip(str(getattr(engine, "device_reason", "")))
         self._show_message("Voice engine ready.", 5000)
+        if getattr(engine, "graphs", None) is not None and not self._closing:
+            job = self.worker.submit_background("prepare GPU graphs", lambda: jobs.prepare_graphs(engine))
+            job.result.connect(lambda n: log.info("fast GPU speech ready for %d sentence lengths", n))
 
     def _engine_failed(self, exc: BaseException) -> None:
         self.device_label.setText("Device: none")

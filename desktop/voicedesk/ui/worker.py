@@ -10,6 +10,10 @@ Every job reports through the same fixed signal set, emitted on its `Job` handle
 `started()`, `progress(item)` for each yielded item, `result(value)` with the generator's return value,
 `failed(exception)` (the exception object, never raised out of the thread; a cancel fails with
 `Cancelled`), and `finished()` always last. Receivers are GUI-thread QObjects, so Qt queues the calls.
+
+A *background* job (`submit_background`) is work nobody waits for (preparing GPU graphs): the worker
+runs one of its steps at a time, each as its own event, so a job submitted meanwhile runs after the
+current step instead of after the whole background job.
 """
 
 from __future__ import annotations
@@ -37,10 +41,11 @@ class Job(QObject):
     failed = Signal(object)
     finished = Signal()
 
-    def __init__(self, name: str, factory: JobFactory) -> None:
+    def __init__(self, name: str, factory: JobFactory, background: bool = False) -> None:
         super().__init__()
         self.name = name
         self.factory = factory
+        self.background = background
         self._cancel = threading.Event()
         self._done = threading.Event()
 
@@ -64,32 +69,66 @@ class _Runner(QObject):
     """The object that lives on the worker thread and runs jobs in the order they were submitted."""
 
     run_requested = Signal(object)
+    step_requested = Signal(object, object)  # a background job and its generator
 
     def __init__(self) -> None:
         super().__init__()
         self.run_requested.connect(self.run)
+        # Queued even though sender and receiver share the thread: each step is a new event, behind
+        # the jobs submitted meanwhile.
+        self.step_requested.connect(self.step, Qt.ConnectionType.QueuedConnection)
 
     @Slot(object)
     def run(self, job: Job) -> None:
+        generator = None
         try:
             if job.cancelled:
                 raise Cancelled()
             job.started.emit()
             generator = job.factory()
-            try:
-                value = _drive(generator, job)
-            finally:
-                generator.close()  # runs the job's cleanup when cancelled or failed between yields
-            job.result.emit(value)
-        except Cancelled as exc:
-            log.info("job %s cancelled", job.name)
-            job.failed.emit(exc)
+            if job.background:
+                self.step_requested.emit(job, generator)
+                return
+            value = _drive(generator, job)
         except BaseException as exc:  # noqa: BLE001 - nothing may escape the thread; the GUI decides
-            log.exception("job %s failed", job.name)
-            job.failed.emit(exc)
-        finally:
-            job._done.set()
-            job.finished.emit()
+            _end(job, generator, exc)
+        else:
+            _end(job, generator, None, value)
+
+    @Slot(object, object)
+    def step(self, job: Job, generator: Generator[Any, None, Any]) -> None:
+        """One item of a background job, then the next step queued behind whatever came meanwhile."""
+        try:
+            if job.cancelled:
+                raise Cancelled()
+            item = next(generator)
+        except StopIteration as stop:
+            _end(job, generator, None, stop.value)
+        except BaseException as exc:  # noqa: BLE001 - as in `run`
+            _end(job, generator, exc)
+        else:
+            job.progress.emit(item)
+            self.step_requested.emit(job, generator)
+
+
+def _end(job: Job, generator: Generator[Any, None, Any] | None, exc: BaseException | None, value: Any = None) -> None:
+    """Close the job's generator (its cleanup runs now when cancelled or failed between yields), then
+    emit the outcome and `finished`."""
+    try:
+        if generator is not None:
+            generator.close()
+    except BaseException as close_exc:  # noqa: BLE001 - a cleanup that fails is the job's failure
+        exc = exc or close_exc
+    if isinstance(exc, Cancelled):
+        log.info("job %s cancelled", job.name)
+        job.failed.emit(exc)
+    elif exc is not None:
+        log.error("job %s failed", job.name, exc_info=exc)
+        job.failed.emit(exc)
+    else:
+        job.result.emit(value)
+    job._done.set()
+    job.finished.emit()
 
 
 def _drive(generator: Generator[Any, None, Any], job: Job) -> Any:
@@ -128,11 +167,18 @@ class Worker(QObject):
         Connect to the returned job's signals right away: the job starts only once the GUI's event
         loop runs again, so no signal is emitted before then.
         """
+        return self._queue(Job(name, factory))
+
+    def submit_background(self, name: str, factory: JobFactory) -> Job:
+        """Queue `factory` as background work: its steps run one at a time while no other job waits,
+        and it does not count as `busy`. Cancel it like any job."""
+        return self._queue(Job(name, factory, background=True))
+
+    def _queue(self, job: Job) -> Job:
         if self._shut:
             raise RuntimeError("the worker has been shut down")
         if not self._thread.isRunning():
             self._thread.start()
-        job = Job(name, factory)
         self._jobs = [j for j in self._jobs if not j.done]
         self._jobs.append(job)
         self._dispatch.emit(job)
@@ -147,7 +193,7 @@ class Worker(QObject):
 
     @property
     def busy(self) -> bool:
-        return any(not job.done for job in self._jobs)
+        return any(not job.done and not job.background for job in self._jobs)
 
     def cancel_all(self) -> None:
         for job in self._jobs:

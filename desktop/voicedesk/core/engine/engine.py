@@ -129,19 +129,30 @@ class Engine:
         return f"GPU, {precision}, CUDA graphs for {self.graphs.captured} sentence lengths"
 
     def prepare_graphs(self, seconds: float = GRAPH_SECONDS) -> int:
-        """Capture the CUDA graphs for sentences up to `seconds` now, so that no sentence waits for its
-        graph later; returns how many there are (0 where synthesis is eager)."""
-        if self.graphs is None:
-            return 0
+        """Capture the CUDA graphs for sentences up to `seconds` now; returns how many there are (0 where
+        synthesis is eager). Until its graph exists, a sentence is spoken eagerly."""
+        for _ in self.prepare_graphs_steps(seconds):
+            pass
+        return self.graphs.captured if self.graphs is not None else 0
+
+    def prepare_graphs_steps(self, seconds: float = GRAPH_SECONDS) -> Iterator[int]:
+        """`prepare_graphs` one graph at a time, yielding the count so far: other work may run between
+        the steps (the window speaks and clones in them), so each step sets up its own modes."""
         import torch
 
         from voicedesk.core.engine.masked_frames import samples_per_frame
 
         frames = int(seconds * SAMPLE_RATE / samples_per_frame(self.model))
-        with self._precision(), torch.inference_mode():
-            return self.graphs.prepare(frames)
-
-    # -- voices ----------------------------------------------------------------------------------------
+        graphs = self.graphs
+        if graphs is None:
+            return
+        steps = graphs.prepare_steps(frames)
+        while self.graphs is graphs:  # the engine may have moved to the CPU in between
+            with self._precision(), torch.inference_mode():
+                captured = next(steps, None)
+            if captured is None:
+                return
+            yield captured
 
     @staticmethod
     def stock_voices() -> list[str]:

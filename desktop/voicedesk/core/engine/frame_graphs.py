@@ -8,7 +8,11 @@ graph per bucket serves every sentence that fits it. Text encoding, durations an
 few dozen launches) stay eager; they decide the length.
 
     graphs = FrameGraphs(model)
+    graphs.prepare(max_frames)  # or step by step: for _ in graphs.prepare_steps(max_frames): ...
     model.infer(ids, ref_s, speaker=graphs.speak_frames)
+
+Capturing a bucket takes seconds (cuDNN tunes its convolutions first), so speaking never captures: a
+sentence whose bucket has no graph yet is spoken eagerly, which is what a graph would replay.
 
 On the CPU there is nothing to capture: `capture=False` runs the same padded pass eagerly (the tests'
 view of the graphs' inputs and outputs).
@@ -18,6 +22,7 @@ from __future__ import annotations
 
 import logging
 import math
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -100,7 +105,7 @@ class FrameGraphs:
         length = bucket_frames(n)
         if length is None or self.failure is not None:
             return model.speak_frames(text, d, frames, ref_s, rng, pitch)
-        bucket = self._bucket(length)
+        bucket = self._buckets.get(self._key(length)) if self.capture else self._bucket(length)
         if bucket is None:
             return model.speak_frames(text, d, frames, ref_s, rng, pitch)
         samples = n * self._samples_per_frame
@@ -116,23 +121,29 @@ class FrameGraphs:
             bucket.initial.copy_(randomness[0])
             bucket.noise[:, :samples].copy_(randomness[1])
         bucket.real_frames.fill_(n)
-        bucket.pitch.copy_(torch.tensor([pitch.scale, pitch.spread]))
+        bucket.pitch[0], bucket.pitch[1] = pitch.scale, pitch.spread  # scalar fills: no copy from the host
         audio, f0 = self._run(bucket)
         return audio[:samples].clone(), f0[:, : 2 * n].clone()
 
     def prepare(self, max_frames: int) -> int:
-        """Capture every bucket up to `max_frames` now (at load, rather than at a user's first sentence);
-        returns how many graphs there are."""
+        """Capture every bucket up to `max_frames` now; returns how many graphs there are."""
+        for _ in self.prepare_steps(max_frames):
+            pass
+        return self.captured
+
+    def prepare_steps(self, max_frames: int) -> Iterator[int]:
+        """Capture the buckets up to `max_frames` one at a time, shortest (the commonest sentences)
+        first, yielding the number of graphs after each; stops early when capturing fails."""
         for length in all_buckets(max_frames):
             if self.failure is not None:
-                break
+                return
             try:
                 self._bucket(length)
-            except torch.OutOfMemoryError:  # the rest are captured when first needed, if memory allows then
+            except torch.OutOfMemoryError:  # the longer sentences stay eager
                 log.warning("GPU memory ran short capturing speech graphs; %d captured", self.captured)
                 torch.cuda.empty_cache()
-                break
-        return self.captured
+                return
+            yield self.captured
 
     def _run(self, bucket: _Bucket) -> tuple[torch.Tensor, torch.Tensor]:
         if bucket.graph is not None:
@@ -146,17 +157,21 @@ class FrameGraphs:
         return speak_padded(self.model, bucket.shared, bucket.asr, bucket.ref_s, randomness, bucket.real_frames,
                             bucket.pitch)
 
-    def _bucket(self, length: int) -> _Bucket | None:
+    @staticmethod
+    def _key(length: int) -> tuple[int, bool, bool]:
         # Autocast and cuDNN change which kernels a graph holds, so each setting has its own graphs.
-        half = torch.is_autocast_enabled("cuda")
-        key = (length, half, bool(torch.backends.cudnn.enabled))
+        return length, torch.is_autocast_enabled("cuda"), bool(torch.backends.cudnn.enabled)
+
+    def _bucket(self, length: int) -> _Bucket | None:
+        """The bucket of `length` for the current settings, captured now if it has no graph yet."""
+        key = self._key(length)
         if key not in self._buckets:
             bucket = self._new_bucket(length)
             if self.capture:
                 try:
                     self._capture(bucket)
                 except torch.OutOfMemoryError:
-                    raise  # the engine's own handling (shorter pieces, then the CPU); capture again later
+                    raise  # not a capture that cannot work: `prepare_steps` stops, speaking goes on
                 except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
                     log.warning("speaking without CUDA graphs: %s", exc)
                     self.failure = str(exc).splitlines()[0]

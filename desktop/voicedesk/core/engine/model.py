@@ -23,7 +23,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from voicedesk.core.engine import kokoro_modules, weights
+from voicedesk.core.engine import kokoro_modules, text_features, weights
 from voicedesk.core.engine.config import KOKORO_CONFIG, MAX_PHONEMES, NEUTRAL_PITCH, TIMBRE_DIM, Pitch
 from voicedesk.core.errors import InputError, ModelError
 
@@ -156,12 +156,9 @@ class KokoroModel(nn.Module):
 
     def encode_text(self, input_ids: torch.Tensor) -> TextFeatures:
         """The style-independent part of a pass: ALBERT's features and the decoder's text encoding."""
-        n_tokens = int(input_ids.shape[1])
-        lengths = torch.full((1,), n_tokens, dtype=torch.long)  # LSTM packing wants lengths on the CPU
-        text_mask = torch.zeros((1, n_tokens), dtype=torch.bool, device=input_ids.device)
-        hidden = self.bert(input_ids, attention_mask=torch.ones_like(input_ids))
+        hidden = text_features.albert_hidden(self.bert, input_ids)
         d_en = self.bert_encoder(hidden).transpose(-1, -2)
-        return TextFeatures(d_en=d_en, t_en=self.text_encoder(input_ids, lengths, text_mask))
+        return TextFeatures(d_en=d_en, t_en=text_features.encode_tokens(self.text_encoder, input_ids))
 
     def prosody_features(self, text: TextFeatures, prosody_style: torch.Tensor) -> torch.Tensor:
         """[1, T, 640] per-token features for durations, F0 and energy: Kokoro's DurationEncoder for
