@@ -8,7 +8,9 @@ Measures on a CUDA machine (docs/benchmarks/gpu-profile.md reports a run):
 - cuDNN's autotuner for synthesis: sentences of lengths never seen before, autotuner off, on (first
   time each length is seen: tuning included) and on again (tuned);
 - synthesis as the engine runs it on CUDA (its frame-rate half replayed as CUDA graphs, one per
-  length bucket) against eager, sentence by sentence, with the audio's difference as SNR.
+  length bucket) against eager, sentence by sentence, with the audio's difference as SNR;
+- the text half (ALBERT, text encoder) as `transformers`/Kokoro run it against `text_features`, and
+  the whole eager front of a sentence; the graphs captured with the autotuner off.
 
 Usage (venv or PYTHONPATH with the packages; see tests/tools/gpu_sweep_run.sh):
   python tests/benchmarks/gpu_profile.py [--prompt PROMPT.wav] [--json OUT.json]
