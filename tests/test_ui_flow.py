@@ -137,3 +137,23 @@ def qtbot_left() -> Any:
     from PySide6.QtCore import Qt
 
     return Qt.MouseButton.LeftButton
+
+
+def test_an_engine_with_speech_graphs_prepares_them_in_the_background(qtbot: QtBot, engine: Any) -> None:
+    """On CUDA the window captures the graphs after loading, one length per worker step, without
+    counting as busy. Here the CPU model's padded passes (no capture) stand in for them."""
+    from voicedesk.core.engine import Engine
+    from voicedesk.core.engine.engine import GRAPH_SECONDS
+    from voicedesk.core.engine.frame_graphs import FrameGraphs, all_buckets
+    from voicedesk.core.engine.masked_frames import samples_per_frame
+
+    graphs = FrameGraphs(engine.model, capture=False)
+    graphed = Engine(engine.model, "cpu", engine.device_reason, False, graphs)
+    window = open_window(qtbot, graphed)
+    buckets = all_buckets(int(GRAPH_SECONDS * graphed.sample_rate / samples_per_frame(engine.model)))
+    qtbot.waitUntil(lambda: len(graphs._buckets) == len(buckets), timeout=30_000)
+    window.voices.select("jf_alpha")
+    window.speak.text.setPlainText("The graphs are ready.")
+    wait_job(qtbot, window.speak.speak(), 120)
+    assert window.takes.list.count() == 1
+    close_window(window)
