@@ -129,11 +129,12 @@ def test_speaking_never_captures_a_graph(cpu_engine: Any) -> None:
     model.deterministic_source = True
     try:
         eager = model.infer(ids, style)
-        through = model.infer(ids, style, speaker=graphs.speak_frames)
+        through = model.infer(ids, style, speaker=graphs.speak_frames, front=graphs.tokens.front)
     finally:
         model.deterministic_source = False
     assert torch.equal(eager.audio, through.audio)
     assert graphs.captured == 0 and graphs.failure is None
+    assert graphs.tokens.captured == 0 and graphs.tokens.failure is None
 
 
 def test_graphs_are_prepared_step_by_step_until_the_engine_leaves_the_gpu(cpu_engine: Any) -> None:
@@ -143,7 +144,7 @@ def test_graphs_are_prepared_step_by_step_until_the_engine_leaves_the_gpu(cpu_en
     engine = Engine(cpu_engine.model, "cpu", "test", False, FrameGraphs(cpu_engine.model, capture=False))
     steps = engine.prepare_graphs_steps(seconds=2.0)  # 2 s = 80 frames: buckets of 32, 64 and 96
     assert next(steps) == 0
-    assert len(list(steps)) == 2
+    assert len(list(steps)) == 15  # then the text graphs' buckets: 16 of 32 tokens up to 512
     steps = engine.prepare_graphs_steps(seconds=2.0)
     next(steps)
     engine.graphs = None  # what `move_to_cpu` does after running out of GPU memory

@@ -186,8 +186,9 @@ def profile_synthesis_graphs(engine: Any, style: Any, repeats: int) -> dict[str,
 
 def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
     """The graphs captured with cuDNN's autotuner off (its heuristics' kernels) against the engine's
-    (autotuner on): capture time and replay speed over the sentences; and a graphed sentence split into
-    its eager front (text, durations, the shared LSTM) and the frame half (pad, replay, copy out)."""
+    (autotuner on): capture time and replay speed over the sentences; a graphed sentence split into
+    its front (text graph, durations, the shared LSTM) and the frame half (pad, replay, copy out); and
+    the sentences with the text half eager."""
     import torch
 
     from voicedesk.core.engine.frame_graphs import FrameGraphs
@@ -213,6 +214,11 @@ def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, An
 
     engine.prepare_graphs()  # already captured by the section before: nothing new
     tuned_s = per_sentence()
+    tuned.tokens.failure = "switched off to compare"  # the text half eager, the frame half graphed
+    try:
+        eager_text_s = per_sentence()
+    finally:
+        tuned.tokens.failure = None
     tuned.speak_frames = timed
     try:
         split_s = per_sentence()
@@ -230,7 +236,8 @@ def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, An
         untuned_s = per_sentence()
     finally:
         engine.graphs, torch.backends.cudnn.benchmark = tuned, previous
-    return {"sentences": len(chunks), "tuned_s": tuned_s, "split_total_s": split_s, "frame_half_s": frames,
+    return {"sentences": len(chunks), "tuned_s": tuned_s, "text_half_eager_s": eager_text_s,
+            "text_graphs": tuned.tokens.captured, "split_total_s": split_s, "frame_half_s": frames,
             "front_s": split_s - frames, "untuned_graphs": captured, "untuned_capture_s": capture_s,
             "untuned_s": untuned_s, "untuned_failure": untuned.failure}
 

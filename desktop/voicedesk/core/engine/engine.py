@@ -277,9 +277,11 @@ class Engine:
         """The one place that touches the device: inputs onto it, the model call, audio back."""
         ids = self.token_ids(phonemes)
         ref_s = self.style_tensor(style, len(phonemes))
-        speaker = self.graphs.speak_frames if self.graphs is not None else None
+        graphs = self.graphs
+        speaker, front = (graphs.speak_frames, graphs.tokens.front) if graphs is not None else (None, None)
         with self._precision():
-            out = self.model.infer(ids, ref_s, speed, random.on(self.device), speaker=speaker, pitch=pitch)
+            out = self.model.infer(ids, ref_s, speed, random.on(self.device), speaker=speaker, pitch=pitch,
+                                   front=front)
         audio: Audio = out.audio.float().cpu().numpy().astype(np.float32, copy=False)
         return audio
 

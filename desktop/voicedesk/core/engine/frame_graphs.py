@@ -29,8 +29,10 @@ from typing import Any
 import torch
 
 from voicedesk.core.engine.config import KOKORO_CONFIG, NEUTRAL_PITCH, STYLE_DIM, Pitch
+from voicedesk.core.engine.cuda_capture import capture, graph_key
 from voicedesk.core.engine.masked_frames import samples_per_frame, speak_padded
 from voicedesk.core.engine.model import KokoroModel, TextFeatures
+from voicedesk.core.engine.token_graphs import TokenGraphs
 
 log = logging.getLogger(__name__)
 
@@ -80,6 +82,7 @@ class FrameGraphs:
     def __init__(self, model: KokoroModel, capture: bool = True) -> None:
         self.model = model
         self.capture = capture
+        self.tokens = TokenGraphs(model, capture)  # the pass's token-rate half, graphed the same way
         self.failure: str | None = None  # why capturing stopped; from then on the pass is eager
         self._buckets: dict[tuple[int, bool, bool], _Bucket] = {}
         self._pool: Any = None  # one memory pool for all graphs: they never run at once
@@ -105,7 +108,7 @@ class FrameGraphs:
         length = bucket_frames(n)
         if length is None or self.failure is not None:
             return model.speak_frames(text, d, frames, ref_s, rng, pitch)
-        bucket = self._buckets.get(self._key(length)) if self.capture else self._bucket(length)
+        bucket = self._buckets.get(graph_key(length)) if self.capture else self._bucket(length)
         if bucket is None:
             return model.speak_frames(text, d, frames, ref_s, rng, pitch)
         samples = n * self._samples_per_frame
@@ -133,8 +136,11 @@ class FrameGraphs:
 
     def prepare_steps(self, max_frames: int) -> Iterator[int]:
         """Capture the buckets up to `max_frames` one at a time, shortest (the commonest sentences)
-        first, yielding the number of graphs after each; stops early when capturing fails."""
+        first, each with a bucket of the text graphs, yielding the number of frame graphs after each;
+        stops early when capturing fails."""
+        tokens = self.tokens.prepare_steps()
         for length in all_buckets(max_frames):
+            next(tokens, None)
             if self.failure is not None:
                 return
             try:
@@ -143,6 +149,8 @@ class FrameGraphs:
                 log.warning("GPU memory ran short capturing speech graphs; %d captured", self.captured)
                 torch.cuda.empty_cache()
                 return
+            yield self.captured
+        for _ in tokens:  # the text graphs of longer chunks
             yield self.captured
 
     def _run(self, bucket: _Bucket) -> tuple[torch.Tensor, torch.Tensor]:
@@ -157,14 +165,9 @@ class FrameGraphs:
         return speak_padded(self.model, bucket.shared, bucket.asr, bucket.ref_s, randomness, bucket.real_frames,
                             bucket.pitch)
 
-    @staticmethod
-    def _key(length: int) -> tuple[int, bool, bool]:
-        # Autocast and cuDNN change which kernels a graph holds, so each setting has its own graphs.
-        return length, torch.is_autocast_enabled("cuda"), bool(torch.backends.cudnn.enabled)
-
     def _bucket(self, length: int) -> _Bucket | None:
         """The bucket of `length` for the current settings, captured now if it has no graph yet."""
-        key = self._key(length)
+        key = graph_key(length)
         if key not in self._buckets:
             bucket = self._new_bucket(length)
             if self.capture:
@@ -197,21 +200,13 @@ class FrameGraphs:
         pass on the same inputs: a graph that would speak wrongly is never used."""
         with torch.inference_mode(False), torch.no_grad():
             _fill_probe(bucket)
-            side = torch.cuda.Stream()  # type: ignore[no-untyped-call]
-            side.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(side):  # a warm-up pass: lazy initialisation and cuDNN's tuning
-                expected = tuple(out.clone() for out in self._pass(bucket))
-            torch.cuda.current_stream().wait_stream(side)
             if self._pool is None:
                 self._pool = torch.cuda.graph_pool_handle()
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph, pool=self._pool):
-                outputs = self._pass(bucket)
-            graph.replay()
+            graph, outputs, expected = capture(lambda: self._pass(bucket), self._pool)
             problem = replay_disagrees(expected, outputs)
             if problem:
                 raise RuntimeError(f"a replayed graph disagreed with the eager pass ({problem})")
-        bucket.graph, bucket.outputs = graph, outputs
+        bucket.graph, bucket.outputs = graph, (outputs[0], outputs[1])
 
 
 def _fill_probe(bucket: _Bucket) -> None:

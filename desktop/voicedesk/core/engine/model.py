@@ -27,6 +27,14 @@ from voicedesk.core.engine import kokoro_modules, text_features, weights
 from voicedesk.core.engine.config import KOKORO_CONFIG, MAX_PHONEMES, NEUTRAL_PITCH, TIMBRE_DIM, Pitch
 from voicedesk.core.errors import InputError, ModelError
 
+# How a pass runs one of Kokoro's bidirectional LSTMs: as it is (`run_lstm`), or masked for padding.
+LSTMRunner = Callable[[nn.LSTM, torch.Tensor], torch.Tensor]
+
+
+def run_lstm(lstm: nn.LSTM, x: torch.Tensor) -> torch.Tensor:
+    out: torch.Tensor = lstm(x)[0]
+    return out
+
 
 @dataclass
 class KokoroOutput:
@@ -48,6 +56,11 @@ class TextFeatures:
 FrameSpeaker = Callable[
     [TextFeatures, torch.Tensor, torch.Tensor, torch.Tensor, "torch.Generator | None", Pitch],
     tuple[torch.Tensor, torch.Tensor],
+]
+# (token ids, prosody half of the style, speed) → (text features, prosody features [1, T, 640], unrounded
+# durations [T]), or None to run them eagerly here
+FrontRunner = Callable[
+    [torch.Tensor, torch.Tensor, float], "tuple[TextFeatures, torch.Tensor, torch.Tensor] | None"
 ]
 
 
@@ -125,10 +138,12 @@ class KokoroModel(nn.Module):
         durations: torch.Tensor | None = None,
         speaker: FrameSpeaker | None = None,
         pitch: Pitch = NEUTRAL_PITCH,
+        front: FrontRunner | None = None,
     ) -> KokoroOutput:
         """Like `forward`, with the details; `durations` [T] (frames per token) overrides the prediction;
-        `speaker` stands in for `speak_frames` (CUDA graphs of it: `frame_graphs.FrameGraphs`); `pitch`
-        shapes the predicted F0 (a cloned voice's own, see `shape_f0`)."""
+        `speaker` stands in for `speak_frames` (CUDA graphs of it: `frame_graphs.FrameGraphs`), `front`
+        for the token-rate half (`token_graphs.TokenGraphs`); `pitch` shapes the predicted F0 (a cloned
+        voice's own, see `shape_f0`)."""
         if input_ids.dim() != 2 or input_ids.shape[0] != 1:
             raise InputError("The model speaks one sequence at a time (token ids shaped [1, T]).")
         n_tokens = int(input_ids.shape[1])
@@ -136,12 +151,17 @@ class KokoroModel(nn.Module):
             raise InputError(f"Too many phonemes for one chunk ({n_tokens - 2}; at most {MAX_PHONEMES}).")
         if speed <= 0:
             raise InputError("Speed must be a positive number (1.0 is normal).")
-        text = self.encode_text(input_ids)
         prosody_style = ref_s[:, TIMBRE_DIM:]
-        d = self.prosody_features(text, prosody_style)
+        computed = front(input_ids, prosody_style, speed) if front is not None else None
+        if computed is None:
+            text = self.encode_text(input_ids)
+            d = self.prosody_features(text, prosody_style)
+            predicted = None
+        else:
+            text, d, predicted = computed
         raw_durations = None
         if durations is None:
-            raw_durations = self.predict_durations(d, speed)
+            raw_durations = self.predict_durations(d, speed) if predicted is None else predicted
             durations = whole_frames(raw_durations)
         elif durations.shape != (n_tokens,):
             raise InputError(f"Durations must give one frame count per token ({n_tokens}).")
@@ -149,18 +169,26 @@ class KokoroModel(nn.Module):
         audio, f0 = speak(text, d, frame_tokens(durations).to(input_ids.device), ref_s, rng, pitch)
         return KokoroOutput(audio=audio, durations=durations, f0=f0, raw_durations=raw_durations)
 
-    def predict_durations(self, d: torch.Tensor, speed: float = 1.0) -> torch.Tensor:
+    def predict_durations(
+        self, d: torch.Tensor, speed: float | torch.Tensor = 1.0, lstm: LSTMRunner | None = None
+    ) -> torch.Tensor:
         """[T] frames per token, unrounded and without gradient, from `prosody_features`."""
-        x, _ = self.predictor.lstm(d)
+        x = (lstm or run_lstm)(self.predictor.lstm, d)
         return (torch.sigmoid(self.predictor.duration_proj(x)).sum(dim=-1) / speed).squeeze(0).detach()
 
-    def encode_text(self, input_ids: torch.Tensor) -> TextFeatures:
-        """The style-independent part of a pass: ALBERT's features and the decoder's text encoding."""
-        hidden = text_features.albert_hidden(self.bert, input_ids)
+    def encode_text(
+        self, input_ids: torch.Tensor, mask: torch.Tensor | None = None, lstm: LSTMRunner | None = None
+    ) -> TextFeatures:
+        """The style-independent part of a pass: ALBERT's features and the decoder's text encoding.
+        `mask` [1, T] marks the real tokens of a padded sequence (`masked_tokens.py`)."""
+        hidden = text_features.albert_hidden(self.bert, input_ids, mask)
         d_en = self.bert_encoder(hidden).transpose(-1, -2)
-        return TextFeatures(d_en=d_en, t_en=text_features.encode_tokens(self.text_encoder, input_ids))
+        t_en = text_features.encode_tokens(self.text_encoder, input_ids, mask, lstm or run_lstm)
+        return TextFeatures(d_en=d_en, t_en=t_en)
 
-    def prosody_features(self, text: TextFeatures, prosody_style: torch.Tensor) -> torch.Tensor:
+    def prosody_features(
+        self, text: TextFeatures, prosody_style: torch.Tensor, lstm: LSTMRunner | None = None
+    ) -> torch.Tensor:
         """[1, T, 640] per-token features for durations, F0 and energy: Kokoro's DurationEncoder for
         one full-length sequence, where its LSTM packing changes nothing; without packing the pass
         makes no host copies, so it can run inside a CUDA graph."""
@@ -170,7 +198,7 @@ class KokoroModel(nn.Module):
         x = torch.cat([x, s], dim=-1)
         for block in encoder.lstms:
             if isinstance(block, nn.LSTM):
-                x, _ = block(x)
+                x = (lstm or run_lstm)(block, x)
             else:  # AdaLayerNorm, then the style appended again
                 x = torch.cat([block(x, prosody_style), s], dim=-1)
         return x
@@ -226,9 +254,10 @@ class KokoroModel(nn.Module):
         durations: torch.Tensor | None = None,
         speaker: FrameSpeaker | None = None,
         pitch: Pitch = NEUTRAL_PITCH,
+        front: FrontRunner | None = None,
     ) -> KokoroOutput:
         """`synthesize` without autograd bookkeeping: the path for speaking."""
-        return self.synthesize(input_ids, ref_s, speed, rng, durations, speaker, pitch)
+        return self.synthesize(input_ids, ref_s, speed, rng, durations, speaker, pitch, front)
 
     # -- decoder -------------------------------------------------------------------------------------
 
