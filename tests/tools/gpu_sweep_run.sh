@@ -16,7 +16,7 @@ export PYTHONPATH=$PWD/desktop:/tmp/carry/site VOICEDESK_HOME=/tmp/carry/home PY
   python3 -c "import sys,torch,numpy,onnxruntime,transformers;print('python',sys.version.split()[0],'torch',torch.__version__,'cuda',torch.version.cuda,'cudnn',torch.backends.cudnn.version(),'numpy',numpy.__version__,'onnxruntime',onnxruntime.__version__,'transformers',transformers.__version__)"
 } > "$OUT/env.txt" 2>&1
 if [ -n "${PROFILE:-}" ]; then
-  timeout 240 python3 tests/benchmarks/gpu_profile.py --prompt /tmp/carry/b/prompt.wav --json "$OUT/gpu-profile.json" \
+  timeout 360 python3 tests/benchmarks/gpu_profile.py --prompt /tmp/carry/b/prompt.wav --json "$OUT/gpu-profile.json" \
     > "$OUT/profile.log" 2>&1
   echo "profile rc=$?"; grep -v "^USDT\|Warning\|warn" "$OUT/profile.log" | tail -6
 fi
