@@ -13,7 +13,7 @@ Measures on a CUDA machine (docs/benchmarks/gpu-profile.md reports a run):
   the whole eager front of a sentence; the graphs captured with the autotuner off.
 
 Usage (venv or PYTHONPATH with the packages; see tests/tools/gpu_sweep_run.sh):
-  python tests/benchmarks/gpu_profile.py [--prompt PROMPT.wav] [--json OUT.json]
+  python tests/benchmarks/gpu_profile.py [--prompt PROMPT.wav] [--json OUT.json] [--only synthesis_graphs,...]
   python tests/benchmarks/gpu_profile.py --device cpu --repeats 1   # a dry run of the script itself
 """
 
@@ -373,6 +373,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--json")
+    parser.add_argument("--only", help="comma-separated sections to run (default: all)")
     args = parser.parse_args()
 
     import torch
@@ -396,6 +397,8 @@ def main() -> None:
         ("autotuner", lambda: profile_autotuner(engine, style)),
         ("fit", lambda: profile_fit(engine, args.prompt)),
     ):
+        if args.only and key not in args.only.split(","):
+            continue
         try:
             result[key] = job()
         except Exception as exc:  # one failed measurement must not lose the others

@@ -5,6 +5,7 @@
 # Needs both halves of the bench payload in /tmp/carry/{a,b}: here, `python tests/tools/gpu_bench_carry.py
 # pack` and `python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b`.
 # BENCH=1 clones the prompt with its words typed (TRANSCRIPT; the GPU machine has no transcriber).
+# PROFILE_ONLY=a,b limits the profile to those sections.
 # Usage: [PROFILE=1] [BENCH=1] [DOCTOR=1] [SWEEP_S=300] bash tests/tools/gpu_sweep_run.sh [CONFIGS]
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -16,7 +17,7 @@ export PYTHONPATH=$PWD/desktop:/tmp/carry/site VOICEDESK_HOME=/tmp/carry/home PY
   python3 -c "import sys,torch,numpy,onnxruntime,transformers;print('python',sys.version.split()[0],'torch',torch.__version__,'cuda',torch.version.cuda,'cudnn',torch.backends.cudnn.version(),'numpy',numpy.__version__,'onnxruntime',onnxruntime.__version__,'transformers',transformers.__version__)"
 } > "$OUT/env.txt" 2>&1
 if [ -n "${PROFILE:-}" ]; then
-  timeout 360 python3 tests/benchmarks/gpu_profile.py --prompt /tmp/carry/b/prompt.wav --json "$OUT/gpu-profile.json" \
+  timeout 360 python3 tests/benchmarks/gpu_profile.py --prompt /tmp/carry/b/prompt.wav --json "$OUT/gpu-profile.json" ${PROFILE_ONLY:+--only "$PROFILE_ONLY"} \
     > "$OUT/profile.log" 2>&1
   echo "profile rc=$?"; grep -v "^USDT\|Warning\|warn" "$OUT/profile.log" | tail -6
 fi
