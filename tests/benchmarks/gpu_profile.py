@@ -185,21 +185,21 @@ def profile_synthesis_graphs(engine: Any, style: Any, repeats: int) -> dict[str,
 
 
 def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, Any]:
-    """The graphs captured with cuDNN's autotuner off (its heuristics' kernels) against the engine's
-    (autotuner on): capture time and replay speed over the sentences; a graphed sentence split into
-    its front (text graph, durations, the shared LSTM) and the frame half (pad, replay, copy out); and
-    the sentences with the text half eager."""
+    """The engine's graphs (captured with cuDNN's autotuner off) against graphs captured with it on:
+    capture time and replay speed over the sentences; a graphed sentence split into its front (text
+    graph, durations, the shared LSTM) and the frame half (pad, replay, copy out); and the sentences
+    with the text half eager."""
     import torch
 
     from voicedesk.core.engine.frame_graphs import FrameGraphs
     from voicedesk.core.text import phonemize
 
-    tuned = engine.graphs
-    if tuned is None:
+    graphs = engine.graphs
+    if graphs is None:
         return {"skipped": "the engine has no CUDA graphs here"}
     chunks = ["".join(c.phonemes for c in phonemize(text, "en")) for text in (PROFILED, *SENTENCES)]
     frame_s: list[float] = []
-    inner = tuned.speak_frames
+    inner = graphs.speak_frames
 
     def timed(*args: Any, **kwargs: Any) -> Any:
         _sync()
@@ -212,34 +212,33 @@ def profile_graph_capture(engine: Any, style: Any, repeats: int) -> dict[str, An
     def per_sentence() -> float:
         return wall(lambda: [engine.synthesize_phonemes(p, style, seed=0) for p in chunks], repeats) / len(chunks)
 
-    engine.prepare_graphs()  # already captured by the section before: nothing new
-    tuned_s = per_sentence()
-    tuned.tokens.failure = "switched off to compare"  # the text half eager, the frame half graphed
+    engine.prepare_graphs()  # already captured by the section before, if it ran
+    graphed_s = per_sentence()
+    graphs.tokens.failure = "switched off to compare"  # the text half eager, the frame half graphed
     try:
         eager_text_s = per_sentence()
     finally:
-        tuned.tokens.failure = None
-    tuned.speak_frames = timed
+        graphs.tokens.failure = None
+    graphs.speak_frames = timed
     try:
         split_s = per_sentence()
     finally:
-        del tuned.speak_frames  # the instance attribute; the method shows through again
+        del graphs.speak_frames  # the instance attribute; the method shows through again
     frames = sum(frame_s) / (len(chunks) * repeats)
+    tuned = FrameGraphs(engine.model, capture=graphs.capture, autotune=True)
     previous = torch.backends.cudnn.benchmark
-    untuned = FrameGraphs(engine.model, capture=tuned.capture)
     try:
-        engine.graphs, torch.backends.cudnn.benchmark = untuned, False
+        engine.graphs, torch.backends.cudnn.benchmark = tuned, True
         started = time.perf_counter()
         captured = engine.prepare_graphs()
         capture_s = time.perf_counter() - started
-        torch.backends.cudnn.benchmark = previous
-        untuned_s = per_sentence()
+        tuned_s = per_sentence()
     finally:
-        engine.graphs, torch.backends.cudnn.benchmark = tuned, previous
-    return {"sentences": len(chunks), "tuned_s": tuned_s, "text_half_eager_s": eager_text_s,
-            "text_graphs": tuned.tokens.captured, "split_total_s": split_s, "frame_half_s": frames,
-            "front_s": split_s - frames, "untuned_graphs": captured, "untuned_capture_s": capture_s,
-            "untuned_s": untuned_s, "untuned_failure": untuned.failure}
+        engine.graphs, torch.backends.cudnn.benchmark = graphs, previous
+    return {"sentences": len(chunks), "graphed_s": graphed_s, "text_half_eager_s": eager_text_s,
+            "text_graphs": graphs.tokens.captured, "split_total_s": split_s, "frame_half_s": frames,
+            "front_s": split_s - frames, "autotuned_graphs": captured, "autotuned_capture_s": capture_s,
+            "autotuned_s": tuned_s, "autotuned_failure": tuned.failure}
 
 
 def profile_text_half(engine: Any, repeats: int) -> dict[str, Any]:
@@ -280,38 +279,30 @@ def profile_text_half(engine: Any, repeats: int) -> dict[str, Any]:
     return {"sentences": len(ids), **found, "speedup": found["modules_s"] / found["text_features_s"]}
 
 
-def profile_fit(engine: Any, prompt_path: Path | None) -> dict[str, Any]:
-    """One clone at the product settings, timed by stage; then a short fit under the profiler."""
+def profile_fit(engine: Any, prompt_path: Path | None, transcript: str) -> dict[str, Any]:
+    """One clone at the product settings (with the prompt's words, as `voicedesk bench` clones), timed
+    by stage; then a short fit's GPU activity."""
+    from voicedesk.core.bench.clone_stages import run_timed
     from voicedesk.core.bench.prompt import bench_prompt
-    from voicedesk.core.clone.fit import FitProgress, FitResult, FitSettings, fit_voice, run_to_end
+    from voicedesk.core.clone.fit import FitSettings, fit_voice, run_to_end
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.judge import Judge
+    from voicedesk.core.clone.words import words_of
 
     prompt, _ = bench_prompt(prompt_path)
+    ids = words_of(lambda: prompt, len(prompt) / 16000, transcript, "en").ids
     ge2e, judge = GE2E(engine.device), Judge()
     stock = {name: engine.stock_voice(name) for name in engine.stock_voices()}
-    run_to_end(fit_voice(engine.model, stock, prompt, settings=FitSettings(steps=2), ge2e=ge2e, judge=judge))
-    marks: list[tuple[str, int, float]] = []
-    started = time.perf_counter()
-    for item in fit_voice(engine.model, stock, prompt, settings=FitSettings(), ge2e=ge2e, judge=judge):
-        stage = item.stage if isinstance(item, FitProgress) else "done"
-        step = item.step if isinstance(item, FitProgress) else item.steps
-        marks.append((stage, step, time.perf_counter() - started))
-        if isinstance(item, FitResult):
-            break
-    fitting = [t for stage, step, t in marks if stage == "fitting"]
-    prepare_s = fitting[0] - (fitting[1] - fitting[0]) if len(fitting) > 1 else None
-    steps = [b - a for a, b in zip(fitting, fitting[1:], strict=False)]
-    found: dict[str, Any] = {
-        "clone_s": marks[-1][2], "steps": marks[-1][1], "prepare_s": prepare_s,
-        "step_s_median": statistics.median(steps) if steps else None,
-        "finish_s": marks[-1][2] - fitting[-1] if fitting else None,
-    }
+
+    def clone(settings: FitSettings) -> Any:
+        return fit_voice(engine.model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge, prompt_ids=ids)
+
+    run_to_end(clone(FitSettings(steps=2)))
+    result, found = run_timed(clone(FitSettings()))
+    found["steps"] = result.steps
     short = FitSettings(steps=6, check_every=100)
-    whole = wall(lambda: run_to_end(fit_voice(engine.model, stock, prompt, settings=short, ge2e=ge2e,
-                                              judge=judge)), 1)
-    activity = gpu_activity(lambda: run_to_end(fit_voice(engine.model, stock, prompt, settings=short,
-                                                         ge2e=ge2e, judge=judge)))
+    whole = wall(lambda: run_to_end(clone(short)), 1)
+    activity = gpu_activity(lambda: run_to_end(clone(short)))
     found["six_step_fit"] = {"wall_s": whole, **activity, "gpu_busy_share": activity["gpu_busy_s"] / whole}
     return found
 
@@ -370,6 +361,8 @@ def profile_fit_pass(engine: Any, repeats: int) -> dict[str, Any]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--prompt", type=Path)
+    parser.add_argument("--transcript", default="The old lighthouse keeper watched the boats come home.",
+                        help="what the prompt says (the GPU machine has no transcriber)")
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--device", default="cuda")
     parser.add_argument("--json")
@@ -395,7 +388,7 @@ def main() -> None:
         ("graph_capture", lambda: profile_graph_capture(engine, style, args.repeats)),
         ("fit_pass", lambda: profile_fit_pass(engine, args.repeats)),
         ("autotuner", lambda: profile_autotuner(engine, style)),
-        ("fit", lambda: profile_fit(engine, args.prompt)),
+        ("fit", lambda: profile_fit(engine, args.prompt, args.transcript)),
     ):
         if args.only and key not in args.only.split(","):
             continue

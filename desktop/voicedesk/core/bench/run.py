@@ -8,8 +8,10 @@
 - On CUDA, `graphs_s`: capturing synthesis's CUDA graphs (`Engine.prepare_graphs`; `graphs` of the
   frame half, `text_graphs` of the token half; the window does this in the background after loading),
   and `graphs_speedup` / `first_audio_eager_s`: the paragraph and the first audio without them.
-- `clone_s`: a 3 s prompt to a finished fit at the default budget (`FitSettings()`), encoders loaded.
-- On CUDA, cuDNN on/off and fp16/fp32 as speed ratios of the paragraph (the GPU self-test's harness).
+- `clone_s`: a 3 s prompt to a finished fit at the default budget (`FitSettings()`), encoders loaded;
+  `clone` says how that run's time divides (`clone_stages.py`: preparation, a step, the finish).
+- On CUDA, cuDNN on/off and fp16/fp32 as speed ratios of the paragraph spoken eagerly (the GPU
+  self-test's harness).
   On the CPU, ONNX Runtime running the same int8 Kokoro on the paragraph's phonemes, as a ratio.
 Anything that cannot be measured here is left out with its reason under `skipped`.
 """
@@ -205,22 +207,27 @@ def _skip(out: dict[str, Any], key: str, reason: str) -> None:
 
 def _cuda_ratios(engine: Any, style: Any, paragraph: str, settings: BenchSettings, out: dict[str, Any],
                  progress: Progress) -> None:
-    """cuDNN on/off and fp16/fp32 on the paragraph, through the GPU self-test's timing harness."""
+    """cuDNN on/off and fp16/fp32 on the paragraph, through the GPU self-test's timing harness; all four
+    eager, since graphs exist only for the engine's own settings (fp32, cuDNN on) and a ratio of a
+    replay to eager passes would measure the graphs, not cuDNN or fp16."""
     from voicedesk.core.gpu.selftest import CUDA_RATIOS, CUDA_VARIANTS, ratios, time_variant
     from voicedesk.core.text import phonemize
 
     chunks = phonemize(paragraph, "en")
     timings = []
-    for variant in CUDA_VARIANTS:
-        progress(f"Timing {variant.label}…")
+    graphs, engine.graphs = engine.graphs, None
+    try:
+        for variant in CUDA_VARIANTS:
+            progress(f"Timing {variant.label}…")
 
-        def run(fp16: bool = variant.precision == "fp16") -> float:
-            # The engine's own autocast switch must agree with the variant, or it would turn fp16 off.
-            engine.fp16 = fp16
-            return float(sum(chunk.seconds for chunk in engine.speak_chunks(chunks, style, seed=0)))
+            def run(fp16: bool = variant.precision == "fp16") -> float:
+                # The engine's own autocast switch must agree with the variant, or it would turn fp16 off.
+                engine.fp16 = fp16
+                return float(sum(chunk.seconds for chunk in engine.speak_chunks(chunks, style, seed=0)))
 
-        timings.append(time_variant(run, variant, "cuda", warmup=1, repeats=settings.repeats))
-    engine.fp16 = False
+            timings.append(time_variant(run, variant, "cuda", warmup=1, repeats=settings.repeats))
+    finally:
+        engine.fp16, engine.graphs = False, graphs
     found = ratios(tuple(timings), CUDA_RATIOS)
     out["cuda_variants"] = {t.variant.label: {"median_ms": t.median_ms, "rtf": t.rtf, "error": t.error}
                             for t in timings}
@@ -250,6 +257,7 @@ def _onnxruntime(engine: Any, style: Any, paragraph: str, settings: BenchSetting
 
 def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: Progress,
            sync: Callable[[], None]) -> None:
+    from voicedesk.core.bench.clone_stages import run_timed
     from voicedesk.core.bench.prompt import PromptUnavailable, bench_prompt
     from voicedesk.core.clone.fit import FitSettings, fit_voice, run_to_end
 
@@ -272,15 +280,22 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
         progress("Warming up cloning (one step)…")
         run_to_end(fit_voice(engine.model, stock, prompt, settings=FitSettings(steps=1, check_every=1,
                    seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_words(prompt, settings.transcript).ids))
-    progress(f"Timing a clone ({timed.steps} steps at most, {timed.seconds:g} s budget)…")
-    started = time.perf_counter()
-    words = _words(prompt, settings.transcript)  # as the app does: listening is part of the clone's time
-    result = run_to_end(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge,
-                                  prompt_ids=words.ids))
-    sync()
-    out["clone_s"] = time.perf_counter() - started
+    runs = 1 if settings.quick else settings.repeats
+    progress(f"Timing {'a clone' if runs == 1 else f'{runs} clones'} ({timed.steps} steps at most, "
+             f"{timed.seconds:g} s budget)…")
+    timings: list[tuple[float, Any, dict[str, Any], Any]] = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        words = _words(prompt, settings.transcript)  # as the app does: listening is part of the clone's time
+        result, stages = run_timed(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge,
+                                             prompt_ids=words.ids))
+        sync()
+        timings.append((time.perf_counter() - started, result, stages, words))
+    seconds, result, stages, words = sorted(timings, key=lambda t: t[0])[len(timings) // 2]  # the median run
+    out["clone_s"] = seconds
     out["clone"] = {"prompt": origin, "prompt_s": len(prompt) / 16000, "steps": result.steps, "words": words.text or None,
-                    "budget_steps": timed.steps, "budget_s": timed.seconds,
+                    "budget_steps": timed.steps, "budget_s": timed.seconds, "runs_s": [t[0] for t in timings],
+                    **{k: v for k, v in stages.items() if k != "seconds"},
                     "judge_before": result.report.before, "judge_after": result.report.after}
 
 
@@ -290,6 +305,11 @@ def _words(prompt_16k: Any, typed: str) -> Any:
     from voicedesk.core.clone.words import words_of
 
     return words_of(lambda: prompt_16k, len(prompt_16k) / 16000, typed, "en")
+
+
+def _clone_detail(clone: dict[str, Any]) -> str:
+    step = clone.get("step_s")
+    return f" ({clone['steps']} steps" + (f" of {step:.2f} s" if step is not None else "") + ")"
 
 
 def format_table(result: dict[str, Any]) -> str:
@@ -311,7 +331,7 @@ def format_table(result: dict[str, Any]) -> str:
         ("synthesis RTF, short line", num(result.get("synthesis_rtf_short"))),
         ("first audio, one sentence", num(result.get("first_audio_s"), " s")),
         ("clone, 3 s prompt", num(result.get("clone_s"), " s", 1)
-         + (f" ({result['clone']['steps']} steps)" if result.get("clone") else "")),
+         + (_clone_detail(result["clone"]) if result.get("clone") else "")),
         ("load, cached", num(result.get("load_s"), " s", 2)),
         ("load, cold (conversion)", num(result.get("load_cold_s"), " s", 1)),
         ("peak host memory", num(result.get("peak_host_mb"), " MB", 0)),

@@ -11,7 +11,7 @@ few dozen launches) stay eager; they decide the length.
     graphs.prepare(max_frames)  # or step by step: for _ in graphs.prepare_steps(max_frames): ...
     model.infer(ids, ref_s, speaker=graphs.speak_frames)
 
-Capturing a bucket takes seconds (cuDNN tunes its convolutions first), so speaking never captures: a
+Capturing a bucket takes ~0.3 s on an H200 (10× a sentence's replay), so speaking never captures: a
 sentence whose bucket has no graph yet is spoken eagerly, which is what a graph would replay.
 
 On the CPU there is nothing to capture: `capture=False` runs the same padded pass eagerly (the tests'
@@ -79,10 +79,11 @@ class _Bucket:
 class FrameGraphs:
     """One CUDA graph per length bucket for one model, captured when a bucket is first needed."""
 
-    def __init__(self, model: KokoroModel, capture: bool = True) -> None:
+    def __init__(self, model: KokoroModel, capture: bool = True, autotune: bool = False) -> None:
         self.model = model
         self.capture = capture
-        self.tokens = TokenGraphs(model, capture)  # the pass's token-rate half, graphed the same way
+        self.autotune = autotune  # cuDNN's autotuner while capturing (cuda_capture.py: off by default)
+        self.tokens = TokenGraphs(model, capture, autotune)  # the pass's token-rate half, graphed the same way
         self.failure: str | None = None  # why capturing stopped; from then on the pass is eager
         self._buckets: dict[tuple[int, bool, bool], _Bucket] = {}
         self._pool: Any = None  # one memory pool for all graphs: they never run at once
@@ -202,7 +203,7 @@ class FrameGraphs:
             _fill_probe(bucket)
             if self._pool is None:
                 self._pool = torch.cuda.graph_pool_handle()
-            graph, outputs, expected = capture(lambda: self._pass(bucket), self._pool)
+            graph, outputs, expected = capture(lambda: self._pass(bucket), self._pool, self.autotune)
             problem = replay_disagrees(expected, outputs)
             if problem:
                 raise RuntimeError(f"a replayed graph disagreed with the eager pass ({problem})")

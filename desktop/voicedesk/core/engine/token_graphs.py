@@ -51,9 +51,10 @@ class _Bucket:
 class TokenGraphs:
     """One CUDA graph per token-count bucket for one model, captured by `prepare_steps`."""
 
-    def __init__(self, model: KokoroModel, capture: bool = True) -> None:
+    def __init__(self, model: KokoroModel, capture: bool = True, autotune: bool = False) -> None:
         self.model = model
         self.capture = capture
+        self.autotune = autotune  # cuDNN's autotuner while capturing (cuda_capture.py: off by default)
         self.failure: str | None = None
         self._split = split_lstms(model)
         self._buckets: dict[tuple[int, bool, bool], _Bucket] = {}
@@ -137,7 +138,7 @@ class TokenGraphs:
             bucket.style.copy_(torch.randn(bucket.style.shape, generator=rng, device=bucket.style.device) * 0.2)
             if self._pool is None:
                 self._pool = torch.cuda.graph_pool_handle()
-            graph, outputs, expected = capture(lambda: self._pass(bucket), self._pool)
+            graph, outputs, expected = capture(lambda: self._pass(bucket), self._pool, self.autotune)
             real = int(bucket.real)
             # The real tokens of d_en, t_en [1, C, T], d [1, T, C] and the durations [T].
             pairs = [(outputs[0][..., :real], expected[0][..., :real]), (outputs[1][..., :real], expected[1][..., :real]),
