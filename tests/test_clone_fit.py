@@ -181,6 +181,32 @@ def test_the_prompts_words_take_part_in_the_fit(
     assert result.report.after > result.report.before
 
 
+def test_the_synthesis_graphs_speak_the_passes_without_gradients(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult]
+) -> None:
+    """On CUDA the ranking, checks and report go through the engine's graphs; on the CPU the same
+    padded passes run eagerly (`capture=False`), and must rank and judge as the plain model does."""
+    from voicedesk.core.engine.frame_graphs import FrameGraphs
+
+    graphs = FrameGraphs(cpu_engine.model, capture=False)
+    spoken: list[int] = []
+    inner = graphs.speak_frames
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        spoken.append(int(args[2].shape[0]))
+        return inner(*args, **kwargs)
+
+    graphs.speak_frames = counted  # type: ignore[method-assign]
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=SMALL, graphs=graphs))
+    plain = small_fit[1]
+    # Five stock voices ranked, the start checked, a check after each of two steps, the report.
+    assert len(spoken) == len(stock) + 1 + SMALL.steps + 1
+    assert result.start.keys() == plain.start.keys()
+    assert all(abs(result.start[k] - plain.start[k]) < 0.02 for k in plain.start)
+    assert abs(result.ge2e_before - plain.ge2e_before) < 0.005
+    assert np.isfinite(result.style).all() and result.report.after > result.report.before + 0.03
+
+
 def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> None:
     # The fit speaks the prompt's words through FixedUtterance (on CUDA, as graph replays): the same
     # speech and the same style gradient as the whole model at those durations.

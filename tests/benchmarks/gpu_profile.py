@@ -281,7 +281,8 @@ def profile_text_half(engine: Any, repeats: int) -> dict[str, Any]:
 
 def profile_fit(engine: Any, prompt_path: Path | None, transcript: str) -> dict[str, Any]:
     """One clone at the product settings (with the prompt's words, as `voicedesk bench` clones), timed
-    by stage; then a short fit's GPU activity."""
+    by stage, with the passes that need no gradient eager and through the synthesis graphs; then a
+    short fit's GPU activity."""
     from voicedesk.core.bench.clone_stages import run_timed
     from voicedesk.core.bench.prompt import bench_prompt
     from voicedesk.core.clone.fit import FitSettings, fit_voice, run_to_end
@@ -294,11 +295,14 @@ def profile_fit(engine: Any, prompt_path: Path | None, transcript: str) -> dict[
     ge2e, judge = GE2E(engine.device), Judge()
     stock = {name: engine.stock_voice(name) for name in engine.stock_voices()}
 
-    def clone(settings: FitSettings) -> Any:
-        return fit_voice(engine.model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge, prompt_ids=ids)
+    def clone(settings: FitSettings, graphs: Any = engine.graphs) -> Any:
+        return fit_voice(engine.model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge, prompt_ids=ids,
+                         graphs=graphs)
 
-    run_to_end(clone(FitSettings(steps=2)))
-    result, found = run_timed(clone(FitSettings()))
+    found: dict[str, Any] = {}
+    for label, graphs in (("eager_checks", None), ("graphed", engine.graphs)):
+        run_to_end(clone(FitSettings(steps=2), graphs))
+        result, found[label] = run_timed(clone(FitSettings(), graphs))
     found["steps"] = result.steps
     short = FitSettings(steps=6, check_every=100)
     whole = wall(lambda: run_to_end(clone(short)), 1)

@@ -81,7 +81,8 @@ def clone(args: argparse.Namespace) -> int:
     print(f"Fitting on {engine.device} ({engine.device_reason}).", file=sys.stderr)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     result: FitResult | None = None
-    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, prompt_ids=words.ids)
+    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, prompt_ids=words.ids,
+                    graphs=engine.graphs)
     try:
         for item in job:
             if isinstance(item, FitResult):

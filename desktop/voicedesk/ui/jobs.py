@@ -97,7 +97,7 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     result: FitResult | None = None
     ge2e, judge = clone_tools(str(engine.device))
     fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, ge2e=ge2e, judge=judge,
-                    prompt_ids=words.ids)
+                    prompt_ids=words.ids, graphs=engine.graphs)
     with _closing(fit):
         for item in fit:
             if isinstance(item, FitResult):

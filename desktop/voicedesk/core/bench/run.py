@@ -279,7 +279,8 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
     if not settings.quick:
         progress("Warming up cloning (one step)…")
         run_to_end(fit_voice(engine.model, stock, prompt, settings=FitSettings(steps=1, check_every=1,
-                   seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_words(prompt, settings.transcript).ids))
+                   seconds=math.inf), ge2e=ge2e, judge=judge, prompt_ids=_words(prompt, settings.transcript).ids,
+                   graphs=engine.graphs))
     runs = 1 if settings.quick else settings.repeats
     progress(f"Timing {'a clone' if runs == 1 else f'{runs} clones'} ({timed.steps} steps at most, "
              f"{timed.seconds:g} s budget)…")
@@ -288,7 +289,7 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
         started = time.perf_counter()
         words = _words(prompt, settings.transcript)  # as the app does: listening is part of the clone's time
         result, stages = run_timed(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge,
-                                             prompt_ids=words.ids))
+                                             prompt_ids=words.ids, graphs=engine.graphs))
         sync()
         timings.append((time.perf_counter() - started, result, stages, words))
     seconds, result, stages, words = sorted(timings, key=lambda t: t[0])[len(timings) // 2]  # the median run
