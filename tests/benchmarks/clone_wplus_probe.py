@@ -134,8 +134,7 @@ def main() -> None:
         ceiling = scorer.ceiling[name]
         plain, plus = held_out(False), held_out(True)
         row = {"nearest_stock": nearest, "ceiling": ceiling, "fit_s": fit_s, "offsets_s": offsets_s,
-               "ge2e_steps": sims, "offsets_rms": float(offsets.square().mean().sqrt()),
-               "offsets_over_spread": float(offsets.abs().max() / np.std(result.style[:, :TIMBRE], axis=0).mean())}
+               "ge2e_steps": sims, "offsets_rms": float(offsets.square().mean().sqrt())}
         for label, audio in (("shipped", plain), ("per_block", plus)):
             sim = scorer.similarity(name, audio)
             row[label] = {"similarity": sim, "gap_closed": (sim - nearest) / (ceiling - nearest), "wer": scorer.wer(audio)}

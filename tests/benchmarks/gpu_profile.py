@@ -299,7 +299,7 @@ def profile_fit(engine: Any, prompt_path: Path | None, transcript: str) -> dict[
         return fit_voice(engine.model, stock, prompt, settings=settings, ge2e=ge2e, judge=judge, prompt_ids=ids,
                          graphs=graphs)
 
-    found: dict[str, Any] = {}
+    found: dict[str, Any] = {"graphs": engine.prepare_graphs()}  # none yet if the graph sections did not run
     for label, graphs in (("eager_checks", None), ("graphed", engine.graphs)):
         run_to_end(clone(FitSettings(steps=2), graphs))
         result, found[label] = run_timed(clone(FitSettings(), graphs))
