@@ -12,11 +12,11 @@ from voicedesk.core.gpu import compat
 from voicedesk.core.gpu.report import CudaDevice, CudaInit, Diagnosis, DriverInfo, GpuCheck, State, TorchBuild
 
 # What running on the CPU means, measured on a 2-core machine and an H200 with VoiceDesk's model
-# (docs/benchmarks: synthesis RTF 0.17-0.8 on the CPU, 0.009-0.013 on the H200; a clone up to its
-# 60 s budget on the CPU, 2.2-3.1 s on the H200).
+# (docs/benchmarks: synthesis RTF 0.17-0.8 on the CPU, 0.005-0.013 on the H200 with and without CUDA
+# graphs; a clone up to its 60 s budget on the CPU, 1.7-3.1 s on the H200).
 CPU_SPEED = (
     "speaking 5 seconds of audio takes about 1 to 4 seconds on the CPU instead of well under "
-    "0.1 s on a recent NVIDIA GPU, and fitting a cloned voice takes up to a minute instead of about 3 seconds"
+    "0.1 s on a recent NVIDIA GPU, and fitting a cloned voice takes up to a minute instead of 2 to 3 seconds"
 )
 
 # The reason the summary line and the badge give when there is no driver.
