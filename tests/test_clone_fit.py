@@ -34,8 +34,9 @@ pytestmark = [
     pytest.mark.slow,
     pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng (tests/tools/install-system-deps.sh)"),
 ]
-# A small budget: two steps of one short sentence each, the held-out sentence checked after each.
-SMALL = FitSettings(steps=2, seconds=3600, sentences_per_step=1, check_every=1, patience=3, seed=7)
+# A small budget: two steps of one short sentence each, the held-out sentence checked after each; the
+# latest step's state checked, since in two steps a moving average barely leaves the start.
+SMALL = FitSettings(steps=2, seconds=3600, sentences_per_step=1, check_every=1, patience=3, seed=7, average=0.0)
 
 
 PROMPT_WORDS = "The old lighthouse keeper watched the boats come home."
@@ -179,6 +180,20 @@ def test_the_prompts_words_take_part_in_the_fit(
     # The same seed and budget without the words gives another voice: the aligned term moved it.
     assert not np.array_equal(result.style, small_fit[1].style)
     assert result.report.after > result.report.before
+
+
+def test_a_moving_average_is_checked_and_kept(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult]
+) -> None:
+    """The same path as the plain fit (same seed), but what is checked and kept is the parameters'
+    moving average: one that follows the latest step keeps the plain fit's voice, a slower one another."""
+    plain = small_fit[1]
+    following = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=replace(SMALL, average=1e-9)))
+    assert np.allclose(following.style, plain.style, atol=1e-5) and following.steps == plain.steps
+    slower = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=replace(SMALL, average=0.5)))
+    assert slower.start == plain.start and slower.ge2e_before == plain.ge2e_before  # the same start
+    assert not np.allclose(slower.style, plain.style, atol=1e-3)
+    assert np.isfinite(slower.style).all()
 
 
 def test_the_synthesis_graphs_speak_the_passes_without_gradients(
