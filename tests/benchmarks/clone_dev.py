@@ -162,8 +162,8 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 9 (run with --pitch-variants): a third seed.
     "said-only-0.1-heard-seed2": FitSettings(seconds=600, seed=2),
     # Sweep 13: check and keep a moving average of the fitted parameters (the same path as the above).
-    # Shipped since: from then on every configuration above averages unless it says average=0.0; the
-    # sweep's baselines ran before, as "said-only-0.1-heard[-seed1]", now "...-last[-seed1]".
+    # Shipped for the CPU since (average None: 0.7 on the CPU, 0 on CUDA); the sweep's CPU baselines ran
+    # before, as "said-only-0.1-heard[-seed1]", the same settings as "...-last[-seed1]".
     "said-only-0.1-heard-avg0.7": FitSettings(seconds=600, average=0.7),
     "said-only-0.1-heard-avg0.7-seed1": FitSettings(seconds=600, average=0.7, seed=1),
     "said-only-0.1-heard-last": FitSettings(seconds=600, average=0.0),

@@ -18,9 +18,10 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   one waveform's quirks.
 - A sentence never used for gradients is spoken every few steps; the best fitted state by its
   GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
-  start on that sentence and speak at a sane level; if none does, the start is kept. The state checked
-  is a moving average of the parameters (decay 0.7), not the latest step's: on the same fitting path it
-  closed 0.65 of the gap against 0.56 and 0.61 (two seeds, 10 of 12 targets better; sweep 13).
+  start on that sentence and speak at a sane level; if none does, the start is kept. On the CPU the
+  state checked is a moving average of the parameters (decay 0.7), not the latest step's: on the same
+  fitting path it closed 0.65 of the gap against 0.56 and 0.61 (two seeds; sweep 13). On a GPU it
+  closed less in three runs, so there the latest state is checked.
 - With the prompt's words, each step speaks them alone, their timing fixed at the start's
   (`utterance.py`), and every term keeps one shape (`said_step.py`): on a GPU the whole step is replayed
   as one CUDA graph (a 20-step clone 2.2-2.6 s on an H200 against 4.1-4.9 s launched op by op).
@@ -67,6 +68,7 @@ FIT_TEXTS: tuple[str, ...] = (
 # Spoken for early stopping and the quality report; never used for gradients.
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
+CPU_AVERAGE = 0.7  # FitSettings.average's default on the CPU
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 MIN_VOICED = 5  # F0 frames: fewer and a step has no pitch term
@@ -121,9 +123,10 @@ class FitSettings:
     check_every: int = 5
     patience: int = 3
     # Check (and keep) an exponential moving average of the fitted parameters with this decay instead of
-    # the latest step's (0: the latest). The path of the fit is the same; only what is checked differs
-    # (clone-dev.md, sweep 13: gap closed 0.56-0.61 → 0.65, minimum 0.29-0.45 → 0.48).
-    average: float = 0.7
+    # the latest step's (0: the latest). The path of the fit is the same; only what is checked differs.
+    # None: CPU_AVERAGE on the CPU, 0 on CUDA (clone-dev.md, sweep 13: on this CPU gap closed 0.56-0.61 →
+    # 0.65 over two paired seeds; on an H100 0.64-0.67 → 0.59-0.62 over three runs).
+    average: float | None = None
 
 
 @dataclass(frozen=True)
@@ -416,6 +419,7 @@ def fit_voice(
             bound = cfg.delta_bound * spread
             return bound * torch.tanh(raw / bound)
 
+        average = cfg.average if cfg.average is not None else (0.0 if device.type == "cuda" else CPU_AVERAGE)
         live = (logits_t, logits_p, d_timbre, d_prosody)
         averaged = tuple(t.detach().clone() for t in live)  # their moving average, if cfg.average
 
@@ -427,7 +431,7 @@ def fit_voice(
 
         def checked_state() -> tuple[torch.Tensor, torch.Tensor]:
             """What checks look at and the fit keeps: the parameters, or their moving average."""
-            return current(averaged) if cfg.average else current()
+            return current(averaged) if average else current()
 
         # With the prompt's words, a step may speak those alone (sentences_with_words 0). Such a step has
         # fixed shapes throughout (said_step.py): on CUDA it is one graph, replayed.
@@ -550,10 +554,10 @@ def fit_voice(
             sims = said_step.step() if said_step else eager_step(step)
             if _finite_gradients(optimiser):
                 optimiser.step()
-                if cfg.average:
+                if average:
                     with torch.no_grad():
                         for mean, value in zip(averaged, live, strict=True):
-                            mean.lerp_(value, 1 - cfg.average)
+                            mean.lerp_(value, 1 - average)
             else:
                 # A rare non-finite gradient (seen on the GPU) would turn the style into NaN and end the
                 # fit in a crash: skip that update instead.
