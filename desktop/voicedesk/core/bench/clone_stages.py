@@ -34,7 +34,7 @@ def _stages(steps_at: list[float], total: float) -> dict[str, Any]:
     step = statistics.median(gaps) if gaps else None
     return {
         "seconds": total,
-        "prepare_s": (steps_at[0] - step) if (step is not None and steps_at) else None,
+        "prepare_s": (steps_at[0] - step) if step is not None else None,
         "step_s": step,
         "finish_s": (total - steps_at[-1]) if steps_at else None,
     }

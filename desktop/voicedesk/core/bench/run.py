@@ -61,14 +61,20 @@ class BenchSettings:
     transcript: str = ""  # what the prompt says; empty: what the transcriber hears (none without it)
 
 
-def _median_time(fn: Callable[[], Any], repeats: int, sync: Callable[[], None]) -> tuple[float, Any]:
-    times, value = [], None
+def _timed_runs(fn: Callable[[], Any], repeats: int, sync: Callable[[], None]) -> list[tuple[float, Any]]:
+    """`fn` run `repeats` times: each run's seconds (the device drained) and its value."""
+    runs = []
     for _ in range(repeats):
         started = time.perf_counter()
         value = fn()
         sync()
-        times.append(time.perf_counter() - started)
-    return statistics.median(times), value
+        runs.append((time.perf_counter() - started, value))
+    return runs
+
+
+def _median_time(fn: Callable[[], Any], repeats: int, sync: Callable[[], None]) -> tuple[float, Any]:
+    runs = _timed_runs(fn, repeats, sync)
+    return statistics.median(seconds for seconds, _ in runs), runs[-1][1]
 
 
 @contextlib.contextmanager
@@ -284,15 +290,14 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
     runs = 1 if settings.quick else settings.repeats
     progress(f"Timing {'a clone' if runs == 1 else f'{runs} clones'} ({timed.steps} steps at most, "
              f"{timed.seconds:g} s budget)…")
-    timings: list[tuple[float, Any, dict[str, Any], Any]] = []
-    for _ in range(runs):
-        started = time.perf_counter()
+    def one_clone() -> tuple[Any, dict[str, Any], Any]:
         words = _words(prompt, settings.transcript)  # as the app does: listening is part of the clone's time
         result, stages = run_timed(fit_voice(engine.model, stock, prompt, settings=timed, ge2e=ge2e, judge=judge,
                                              prompt_ids=words.ids, graphs=engine.graphs))
-        sync()
-        timings.append((time.perf_counter() - started, result, stages, words))
-    seconds, result, stages, words = sorted(timings, key=lambda t: t[0])[len(timings) // 2]  # the median run
+        return result, stages, words
+
+    timings = _timed_runs(one_clone, runs, sync)
+    seconds, (result, stages, words) = sorted(timings, key=lambda t: t[0])[len(timings) // 2]  # the median run
     out["clone_s"] = seconds
     out["clone"] = {"prompt": origin, "prompt_s": len(prompt) / 16000, "steps": result.steps, "words": words.text or None,
                     "budget_steps": timed.steps, "budget_s": timed.seconds, "runs_s": [t[0] for t in timings],

@@ -377,7 +377,7 @@ def fit_voice(
         with torch.no_grad():
             for v in range(len(names)):
                 onehot = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
-                wav, f0 = speak(row(onehot, torch.zeros(256, device=device), ranked_on.n_phonemes), ranked_on, True)
+                wav, f0 = speak(row(onehot, torch.zeros(256, device=device), ranked_on.n_phonemes), ranked_on, graphed=True)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 stock_sims.append(sim)
                 lp = pitch_of(f0)
@@ -421,7 +421,7 @@ def fit_voice(
 
         average = cfg.average if cfg.average is not None else (0.0 if device.type == "cuda" else CPU_AVERAGE)
         live = (logits_t, logits_p, d_timbre, d_prosody)
-        averaged = tuple(t.detach().clone() for t in live)  # their moving average, if cfg.average
+        averaged = tuple(t.detach().clone() for t in live)  # their moving average, if `average`
 
         def current(state: tuple[torch.Tensor, ...] = live) -> tuple[torch.Tensor, torch.Tensor]:
             """The mixture [V, 256] and delta [256] of `state` (default: the parameters being fitted)."""
@@ -457,7 +457,7 @@ def fit_voice(
             RMS level, and the speech with its predicted F0."""
             with torch.no_grad():
                 mix, delta = checked_state()
-                wav, f0 = speak(row(mix, delta, check.n_phonemes), check, True)
+                wav, f0 = speak(row(mix, delta, check.n_phonemes), check, graphed=True)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 level = float(wav.square().mean().sqrt())
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
@@ -588,7 +588,7 @@ def fit_voice(
             fitted = ((mix[:, None, :] * rows).sum(0) + delta).cpu().numpy().astype(np.float32)
             prompt_vec = judge.embed(prompt)
             after_wav, _ = speak(torch.from_numpy(fitted[row_index(check.n_phonemes, len(fitted))]).unsqueeze(0).to(device),
-                                 check, True)
+                                 check, graphed=True)
             before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
             after = judge.similarity(judge.embed(after_wav.cpu().numpy()), prompt_vec)
     yield FitResult(
