@@ -52,6 +52,15 @@ def test_seed_repeats_and_speed_shortens(cpu_engine: Any) -> None:
     assert len(fast) < 0.65 * len(a)
 
 
+def test_a_voices_pace_comes_on_top_of_the_speed_asked_for(cpu_engine: Any) -> None:
+    style = cpu_engine.stock_voice("jf_alpha")
+    own = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7)
+    faster = cpu_engine.synthesize_phonemes(PHONEMES, style, seed=7, pitch=Pitch(pace=1.25))
+    slowed_back = cpu_engine.synthesize_phonemes(PHONEMES, style, speed=0.8, seed=7, pitch=Pitch(pace=1.25))
+    assert 0.75 < len(faster) / len(own) < 0.9  # 1 / 1.25, give or take each sound's whole frames
+    assert abs(len(slowed_back) / len(own) - 1.0) < 0.05
+
+
 def test_a_voices_pitch_moves_the_pitch_and_nothing_else(cpu_engine: Any) -> None:
     from voicedesk.core.audio.resample import resample
     from voicedesk.core.clone.pitch import median_pitch, pitch_spread
@@ -162,6 +171,7 @@ def test_the_stft_window_moves_with_the_model(cpu_engine: Any) -> None:
         (lambda e, s: e.synthesize_phonemes("a" * 511, s), "at most"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s, speed=9), "Speed"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s, pitch=Pitch(3.0)), "pitch scale"),
+        (lambda e, s: e.synthesize_phonemes("hɛlo", s, pitch=Pitch(pace=0.1)), "pitch pace"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", s[:, :100]), "shaped"),
         (lambda e, s: e.synthesize_phonemes("hɛlo", np.full_like(s, np.nan)), "invalid numbers"),
         (lambda e, s: list(e.synthesize("   ", s)), "no text"),

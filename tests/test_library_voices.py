@@ -70,6 +70,12 @@ def test_a_voices_pitch_survives_save_rename_and_export(tmp_path: Path) -> None:
     library.save(make_voice("plain"))
     with zipfile.ZipFile(tmp_path / "lib" / "plain.vdvoice") as archive:
         assert json.loads(archive.read("meta.json"))["version"] == 1  # every VoiceDesk reads it
+    # A pace of its own: version 3, which a VoiceDesk that knows only the pitch refuses.
+    library.save(replace(make_voice("quick"), pitch=Pitch(0.84, 0.5, 1.2)))
+    with zipfile.ZipFile(tmp_path / "lib" / "quick.vdvoice") as archive:
+        meta = json.loads(archive.read("meta.json"))
+    assert meta["pitch"] == {"scale": 0.84, "spread": 0.5, "pace": 1.2} and meta["version"] == 3
+    assert library.load("quick").pitch == Pitch(0.84, 0.5, 1.2)
 
 
 def test_default_root_is_the_user_voices_folder(voicedesk_home: Path) -> None:
@@ -195,6 +201,7 @@ def test_invalid_voices_are_refused_on_save(tmp_path: Path) -> None:
         SavedVoice("a", voice.style, voice.prompt_audio, transcript="word " * 1000),
         SavedVoice("a", voice.style, voice.prompt_audio, pitch=Pitch(3.0)),
         SavedVoice("a", voice.style, voice.prompt_audio, pitch=Pitch(1.0, float("nan"))),
+        SavedVoice("a", voice.style, voice.prompt_audio, pitch=Pitch(pace=0.0)),
     ]
     for bad in bad_voices:
         with pytest.raises(InputError):

@@ -168,6 +168,18 @@ CONFIGS: dict[str, FitSettings] = {
     "said-only-0.1-heard-avg0.7-seed1": FitSettings(seconds=600, average=0.7, seed=1),
     "said-only-0.1-heard-last": FitSettings(seconds=600, average=0.0),
     "said-only-0.1-heard-last-seed1": FitSettings(seconds=600, average=0.0, seed=1),
+    # Sweep 14 (GPU): four seeds of the latest state and of the moving average, for averaging fits over
+    # seeds (score --average) and the CUDA/CPU disagreement; one-knob variants on two seeds each.
+    **{f"s14-last-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k) for k in range(4)},
+    **{f"s14-avg-heard-seed{k}": FitSettings(seconds=600, average=0.7, seed=k) for k in range(4)},
+    **{f"s14-lr0.05-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, lr_timbre=0.05) for k in range(2)},
+    **{f"s14-reg0.03-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, reg_weight=0.03) for k in range(2)},
+    **{f"s14-said0.3-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, prompt_weight=0.3) for k in range(2)},
+    **{f"s14-voiced-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, spectrum_voiced=True) for k in range(2)},
+    **{f"s14-check2-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, check_every=2, patience=8)
+       for k in range(2)},
+    **{f"s14-30steps-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, steps=30, check_every=3, patience=5)
+       for k in range(2)},
 }
 
 
@@ -186,8 +198,8 @@ def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: P
     row = row.to(next(model.parameters()).device)
     tokens = torch.tensor([[0, *ids, 0]], dtype=torch.long, device=row.device)
     gen = torch.Generator().manual_seed(seed)
-    with torch.inference_mode():
-        out = model.synthesize(tokens, row, rng=None if row.device.type == "cuda" else gen, pitch=pitch)
+    with torch.inference_mode():  # at the voice's pace, as the engine speaks it
+        out = model.synthesize(tokens, row, pitch.pace, rng=None if row.device.type == "cuda" else gen, pitch=pitch)
     return out.audio.float().cpu().numpy()
 
 
@@ -219,8 +231,10 @@ def heard_ids(prompts: dict[str, np.ndarray]) -> dict[str, list[int] | None]:
 
 
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
-            config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None) -> dict[str, Any]:
-    """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times."""
+            config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None,
+            pace_pairs: dict[str, Any] | None = None) -> dict[str, Any]:
+    """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times.
+    `pace_pairs` (a dict) receives each target's held-out speech at pace 1, where the voice has its own."""
     out: dict[str, Any] = {}
     for name, prompt in prompts.items():
         t0 = time.perf_counter()
@@ -232,6 +246,9 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
         assert result is not None
         seconds = time.perf_counter() - t0
         audio = [speak(model, result.style, h, pitch=result.pitch) for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
+        if pace_pairs is not None and result.pitch.pace != 1.0:  # the same style at the model's own pace, for a paired score
+            unpaced = replace(result.pitch, pace=1.0)
+            pace_pairs[name] = [speak(model, result.style, h, pitch=unpaced) for h in ids["held_out"]]
         out[name] = {"style": result.style, "pitch": asdict(result.pitch), "audio": audio, "seconds": seconds, "steps": result.steps,
                      "start": result.start, "before": result.report.before, "after": result.report.after,
                      "ge2e_before": result.ge2e_before, "ge2e_after": result.ge2e_after}
@@ -377,10 +394,15 @@ def run_cpu(args: argparse.Namespace) -> None:
         ids["heard"] = heard_ids(prompts)
     settings = replace(CONFIGS[args.config], **({"steps": args.steps} if args.steps else {}),
                        **({"seconds": args.seconds} if args.seconds else {}))
-    fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings)
+    unpaced: dict[str, Any] = {}
+    fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings, pace_pairs=unpaced)
     stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
     scorer = Scorer()
     result = score(scorer, stock_audio, fitted)
+    if unpaced:  # the same styles at the model's own pace (sweep 14)
+        result["at_pace_1"] = score(scorer, stock_audio, {n: {**r, "audio": unpaced.get(n, r["audio"])}
+                                                          for n, r in fitted.items()}, with_wer=False)
+        print_table("the same styles at pace 1", result["at_pace_1"])
     result.update(settings=asdict(settings), device="cpu", threads=args.threads, torch=torch.__version__,
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print_table(f"CPU, {args.config}", result)
@@ -505,16 +527,27 @@ def run_device(args: argparse.Namespace) -> None:
         pass
     for index, name in enumerate(names):
         print(f"config {name}", flush=True)
-        fitted = fit_all(model, stock, prompts, ids, name, ge2e, judge, log=lambda s: print(s, flush=True))
+        unpaced: dict[str, Any] = {}
+        fitted = fit_all(model, stock, prompts, ids, name, ge2e, judge, log=lambda s: print(s, flush=True),
+                         pace_pairs=unpaced)
         for target_name, r in fitted.items():
+            # The same style at pace 1, scored as configuration NAME-pace1 (the pace's own effect, paired).
+            for k, a in enumerate(unpaced.get(target_name, r["audio"][:2])):
+                saved[f"fit|{name}-pace1|{target_name}|audio{k}"] = a.astype(np.float16)
+            saved[f"fit|{name}-pace1|{target_name}|meta"] = json.dumps(
+                {k: r[k] for k in ("seconds", "steps", "start", "before", "after", "ge2e_before", "ge2e_after", "pitch")})
             key = f"fit|{name}|{target_name}"
-            for k, a in enumerate(r["audio"]):
+            for k, a in enumerate(r["audio"][: 2 if args.held_out_only else None]):
                 saved[f"{key}|audio{k}"] = a.astype(np.float16)
+            # The style's rows for every judged sentence: enough to speak them again here (score --average).
+            spoken = [*ids["held_out"], *ids["wer_extra"]]
+            saved[f"{key}|rows"] = np.stack([r["style"][row_index(len(h), len(r["style"]))] for h in spoken])
             saved[f"{key}|meta"] = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after",
                                                                   "ge2e_before", "ge2e_after", "pitch")})
-        # A few configurations per file: the GPU machine sends back files of at most 16 MiB.
-        np.savez(Path(args.out) / f"results-{index // CONFIGS_PER_FILE}.npz", **saved)
-        if index % CONFIGS_PER_FILE == CONFIGS_PER_FILE - 1:
+        # A few configurations per file: the GPU machine sends back at most 8 files of 16 MiB.
+        per_file = max(CONFIGS_PER_FILE, -(-len(names) // 8))
+        np.savez(Path(args.out) / f"results-{index // per_file}.npz", **saved)
+        if index % per_file == per_file - 1:
             saved = dict(shared)
 
 
@@ -533,7 +566,10 @@ def score_results(args: argparse.Namespace) -> None:
         meta = json.loads(str(files[key]))
         audio = [files[f"fit|{config}|{target_name}|audio{k}"].astype(np.float32)
                  for k in range(99) if f"fit|{config}|{target_name}|audio{k}" in files]
-        configs.setdefault(config, {})[target_name] = {**meta, "audio": audio}
+        rows = files.get(f"fit|{config}|{target_name}|rows")
+        configs.setdefault(config, {})[target_name] = {**meta, "audio": audio, "rows": rows}
+    if args.average:
+        configs.update(averaged_fits(configs, args.average, json.loads(str(files["ids"]))))
     scorer = Scorer()
     report = {}
     for config, fitted in configs.items():
@@ -541,6 +577,27 @@ def score_results(args: argparse.Namespace) -> None:
         print_table(config, report[config])
     if args.json:
         Path(args.json).write_text(json.dumps(report, indent=2, default=float) + "\n")
+
+
+def averaged_fits(configs: dict[str, dict[str, Any]], groups: list[str], ids: dict[str, Any]) -> dict[str, Any]:
+    """Per group "NAME=a+b+c": every target's style rows averaged over fits a, b, c (pitch: geometric
+    mean), spoken here on the CPU: what averaging several fits of one prompt would give."""
+    model, _ = load_local()
+    spoken = [*ids["held_out"], *ids["wer_extra"]]
+    out: dict[str, Any] = {}
+    for group in groups:
+        name, members = group.split("=", 1)
+        fits = [configs[m] for m in members.split("+")]
+        out[name] = {}
+        for target_name in fits[0]:
+            rows = np.mean([f[target_name]["rows"] for f in fits], axis=0)
+            pitch = Pitch(*(float(np.exp(np.mean([np.log(f[target_name]["pitch"][k]) for f in fits])))
+                            for k in ("scale", "spread")))
+            audio = [speak(model, row[None], h, pitch=pitch) for row, h in zip(rows, spoken, strict=True)]
+            first = fits[0][target_name]
+            out[name][target_name] = {**first, "audio": audio, "pitch": asdict(pitch),
+                                      "seconds": sum(f[target_name]["seconds"] for f in fits)}
+    return out
 
 
 def main() -> None:
@@ -562,10 +619,13 @@ def main() -> None:
     dev.add_argument("--configs")
     dev.add_argument("--targets")
     dev.add_argument("--device", default="cuda", help="cpu: a dry run of this mode")
+    dev.add_argument("--held-out-only", action="store_true", help="bring back the judged sentences' audio alone")
     sc = sub.add_parser("score")
     sc.add_argument("results", nargs="+")
     sc.add_argument("--json")
     sc.add_argument("--no-wer", action="store_true")
+    sc.add_argument("--average", action="append", metavar="NAME=A+B",
+                    help="also score each target's styles of configurations A, B… averaged (spoken here)")
     args = parser.parse_args()
     logging.basicConfig(level=logging.WARNING, format="    %(message)s")
     logging.getLogger("voicedesk.core.clone.fit").setLevel(logging.INFO)  # the timbre delta's size

@@ -5,7 +5,7 @@
 # Needs both halves of the bench payload in /tmp/carry/{a,b}: here, `python tests/tools/gpu_bench_carry.py
 # pack` and `python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b`.
 # BENCH=1 clones the prompt with its words typed (TRANSCRIPT; the GPU machine has no transcriber).
-# PROFILE_ONLY=a,b limits the profile to those sections.
+# PROFILE_ONLY=a,b limits the profile to those sections; HELD_OUT_ONLY=1 brings back only the judged sentences' audio.
 # Usage: [PROFILE=1] [BENCH=1] [DOCTOR=1] [SWEEP_S=300] bash tests/tools/gpu_sweep_run.sh [CONFIGS]
 set -u
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -32,7 +32,7 @@ if [ -n "${DOCTOR:-}" ]; then
   echo "doctor rc=$?"; tail -3 "$OUT/doctor.err"
 fi
 if [ -n "${1:-}" ]; then
-  timeout "${SWEEP_S:-300}" python3 tests/benchmarks/clone_dev.py device --data /tmp/carry/b --out "$OUT" --configs "$1" \
+  timeout "${SWEEP_S:-300}" python3 tests/benchmarks/clone_dev.py device --data /tmp/carry/b --out "$OUT" --configs "$1" ${HELD_OUT_ONLY:+--held-out-only} \
     > "$OUT/sweep.log" 2>&1
   echo "sweep rc=$?"; tail -60 "$OUT/sweep.log"
 fi

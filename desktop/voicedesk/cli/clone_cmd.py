@@ -105,5 +105,8 @@ def clone(args: argparse.Namespace) -> int:
         print(f"Pitch: the recording speaks near {result.prompt_pitch_hz:.0f} Hz; the voice speaks "
               f"{'lower' if result.pitch.scale < 1 else 'higher'} than its starting voice to match "
               f"({result.pitch.describe()}).")
+    if result.pitch.pace != 1.0:
+        print(f"Pace: the voice speaks {'faster' if result.pitch.pace > 1 else 'slower'} than its starting voice, "
+              f"as the recording does (×{result.pitch.pace:.2f}).")
     print(report.verdict)
     return 0

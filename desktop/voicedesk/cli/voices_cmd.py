@@ -66,6 +66,8 @@ def list_voices(args: argparse.Namespace) -> int:
         scores = " ".join(f"{key}={_short(value)}" for key, value in voice.scores.items())
         if voice.pitch != NEUTRAL_PITCH:
             scores += f" pitch_scale={voice.pitch.scale:.3f} pitch_spread={voice.pitch.spread:.3f}"
+            if voice.pitch.pace != 1.0:
+                scores += f" pace={voice.pitch.pace:.3f}"
         print(f"{voice.name}\tsaved\t{voice.language}\t{voice.created}\t{scores}".rstrip())
     for problem in scan.problems:
         print(f"Warning: {problem.message}", file=sys.stderr)

@@ -79,13 +79,21 @@ def dtw_path(cost: NDArray[np.float64]) -> tuple[NDArray[np.int64], NDArray[np.i
     return np.array(rows[::-1]), np.array(cols[::-1])
 
 
+def path_cost(ours: NDArray[np.float64], theirs: NDArray[np.float64]) -> NDArray[np.float64]:
+    """[frames, target frames] squared distances of two float64 cepstra sequences, as the DTW path's cost
+    (the eager fit and the fixed-shape step compute it the same way; `torch.cdist`'s matrix-product
+    shortcut loses precision where two frames nearly tie)."""
+    cost: NDArray[np.float64] = ((ours[:, None, :] - theirs[None, :, :]) ** 2).sum(-1)
+    return cost
+
+
 def aligned_distance(speech: torch.Tensor, target: torch.Tensor) -> torch.Tensor:
     """Mean squared distance per coefficient between two [frames, N_CEPSTRA] cepstra sequences along
     their DTW path. The path is found without gradients; the distance along it takes them."""
     import torch
 
     with torch.no_grad():
-        cost = torch.cdist(speech, target).square().double().cpu().numpy()
+        cost = path_cost(speech.double().cpu().numpy(), target.double().cpu().numpy())
     rows, cols = dtw_path(cost)
     idx_s = torch.from_numpy(rows).to(speech.device)
     idx_t = torch.from_numpy(cols).to(speech.device)

@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from voicedesk.core.clone.align import N_CEPSTRA, cepstra, dct_matrix, dtw_path, speech_frames
+from voicedesk.core.clone.align import N_CEPSTRA, cepstra, dct_matrix, dtw_path, path_cost, speech_frames
 from voicedesk.core.clone.fit import F0_VOICED_HZ, MIN_VOICED, shape_frames
 from voicedesk.core.clone.torch_audio import augment_fixed_length
 from voicedesk.core.clone.utterance import FixedUtterance, Speech
@@ -89,7 +89,7 @@ class SaidStep:
         """The DTW path from this speech's speech frames to the prompt's, into the path buffers."""
         frames = np.flatnonzero(speech.cpu().numpy())
         ours = envelope.detach().cpu().double().numpy()[frames]
-        cost = ((ours[:, None, :] - self._target_env_np[None, :, :]) ** 2).sum(-1)
+        cost = path_cost(ours, self._target_env_np)
         rows, cols = dtw_path(cost)
         n = len(rows)
         padded = np.zeros(self._rows.shape[0], dtype=np.int64)

@@ -239,6 +239,7 @@ class Engine:
         import torch
 
         check_speed(speed)
+        speed *= pitch.pace  # a cloned voice's own pace, on top of the speed asked for
         try:
             return self._infer(phonemes, style, speed, random, pitch), ()
         except torch.OutOfMemoryError:

@@ -26,10 +26,10 @@ from voicedesk.core.errors import InputError
 from voicedesk.core.library.names import check_name
 
 FORMAT = "voicedesk-voice"
-# Version 2 adds "pitch" ({"scale", "spread"}). A voice with a neutral pitch is still written as
-# version 1, which every VoiceDesk reads; one with its own pitch is version 2, which an older VoiceDesk
-# refuses rather than speaking it at the wrong pitch.
-VERSION = 2
+# Version 2 adds "pitch" ({"scale", "spread"}), version 3 its "pace". A voice with a neutral pitch is
+# still written as version 1, which every VoiceDesk reads; one with its own pitch is version 2 (3 with a
+# pace of its own), which an older VoiceDesk refuses rather than speaking it at the wrong pitch or pace.
+VERSION = 3
 SUFFIX = ".vdvoice"
 STYLE_WIDTH = 256
 MAX_STYLE_ROWS = 512
@@ -96,7 +96,7 @@ def check_voice(voice: SavedVoice) -> SavedVoice:
     if not isinstance(voice.transcript, str) or len(voice.transcript) > MAX_TRANSCRIPT_CHARS:
         raise InputError(f"The transcript must be text of at most {MAX_TRANSCRIPT_CHARS} characters.")
     if not isinstance(voice.pitch, Pitch):
-        raise InputError("The voice's pitch must give a scale and a spread.")
+        raise InputError("The voice's pitch must give a scale, a spread and a pace.")
     return SavedVoice(voice.name, style, audio, voice.language, voice.created, scores, int(voice.prompt_rate),
                       voice.transcript, voice.pitch.checked())
 
@@ -131,7 +131,7 @@ def encode(voice: SavedVoice) -> bytes:
     voice = check_voice(voice)
     meta = {
         "format": FORMAT,
-        "version": VERSION if voice.pitch != NEUTRAL_PITCH else 1,
+        "version": 1 if voice.pitch == NEUTRAL_PITCH else 2 if voice.pitch.pace == 1.0 else VERSION,
         "name": voice.name,
         "language": voice.language,
         "created": voice.created,
@@ -140,7 +140,10 @@ def encode(voice: SavedVoice) -> bytes:
     if voice.transcript:
         meta["transcript"] = voice.transcript
     if voice.pitch != NEUTRAL_PITCH:
-        meta["pitch"] = {"scale": voice.pitch.scale, "spread": voice.pitch.spread}
+        pitch = {"scale": voice.pitch.scale, "spread": voice.pitch.spread}
+        if voice.pitch.pace != 1.0:
+            pitch["pace"] = voice.pitch.pace
+        meta["pitch"] = pitch
     style_bytes = io.BytesIO()
     np.save(style_bytes, voice.style, allow_pickle=False)
     flac = io.BytesIO()
@@ -231,7 +234,7 @@ def _decode(data: bytes) -> SavedVoice:
         raise InputError("its name, language or creation date is missing")
     transcript = meta.get("transcript", "")
     pitch = meta.get("pitch", {})
-    if not isinstance(pitch, dict) or set(pitch) - {"scale", "spread"}:
-        raise InputError("its pitch is not a scale and a spread")
+    if not isinstance(pitch, dict) or set(pitch) - {"scale", "spread", "pace"}:
+        raise InputError("its pitch is not a scale, a spread and a pace")
     return check_voice(SavedVoice(name, style, audio, language, created, meta.get("scores", {}), rate, transcript,
-                                  Pitch(pitch.get("scale", 1.0), pitch.get("spread", 1.0))))
+                                  Pitch(pitch.get("scale", 1.0), pitch.get("spread", 1.0), pitch.get("pace", 1.0))))
