@@ -531,19 +531,19 @@ def run_device(args: argparse.Namespace) -> None:
         fitted = fit_all(model, stock, prompts, ids, name, ge2e, judge, log=lambda s: print(s, flush=True),
                          pace_pairs=unpaced)
         for target_name, r in fitted.items():
-            # The same style at pace 1, scored as configuration NAME-pace1 (the pace's own effect, paired).
-            for k, a in enumerate(unpaced.get(target_name, r["audio"][:2])):
-                saved[f"fit|{name}-pace1|{target_name}|audio{k}"] = a.astype(np.float16)
-            saved[f"fit|{name}-pace1|{target_name}|meta"] = json.dumps(
-                {k: r[k] for k in ("seconds", "steps", "start", "before", "after", "ge2e_before", "ge2e_after", "pitch")})
             key = f"fit|{name}|{target_name}"
+            meta = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after", "ge2e_before",
+                                                  "ge2e_after", "pitch")})
             for k, a in enumerate(r["audio"][: 2 if args.held_out_only else None]):
                 saved[f"{key}|audio{k}"] = a.astype(np.float16)
             # The style's rows for every judged sentence: enough to speak them again here (score --average).
             spoken = [*ids["held_out"], *ids["wer_extra"]]
             saved[f"{key}|rows"] = np.stack([r["style"][row_index(len(h), len(r["style"]))] for h in spoken])
-            saved[f"{key}|meta"] = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after",
-                                                                  "ge2e_before", "ge2e_after", "pitch")})
+            saved[f"{key}|meta"] = meta
+            if unpaced:  # the same styles at pace 1, scored as configuration NAME-pace1 (the pace's effect, paired)
+                for k, a in enumerate(unpaced.get(target_name, r["audio"][:2])):
+                    saved[f"fit|{name}-pace1|{target_name}|audio{k}"] = a.astype(np.float16)
+                saved[f"fit|{name}-pace1|{target_name}|meta"] = meta
         # A few configurations per file: the GPU machine sends back at most 8 files of 16 MiB.
         per_file = max(CONFIGS_PER_FILE, -(-len(names) // 8))
         np.savez(Path(args.out) / f"results-{index // per_file}.npz", **saved)
@@ -580,8 +580,8 @@ def score_results(args: argparse.Namespace) -> None:
 
 
 def averaged_fits(configs: dict[str, dict[str, Any]], groups: list[str], ids: dict[str, Any]) -> dict[str, Any]:
-    """Per group "NAME=a+b+c": every target's style rows averaged over fits a, b, c (pitch: geometric
-    mean), spoken here on the CPU: what averaging several fits of one prompt would give."""
+    """Per group "NAME=a+b+c": every target's style rows averaged over fits a, b, c (pitch and pace:
+    geometric means), spoken here on the CPU: what averaging several fits of one prompt would give."""
     model, _ = load_local()
     spoken = [*ids["held_out"], *ids["wer_extra"]]
     out: dict[str, Any] = {}
@@ -591,8 +591,8 @@ def averaged_fits(configs: dict[str, dict[str, Any]], groups: list[str], ids: di
         out[name] = {}
         for target_name in fits[0]:
             rows = np.mean([f[target_name]["rows"] for f in fits], axis=0)
-            pitch = Pitch(*(float(np.exp(np.mean([np.log(f[target_name]["pitch"][k]) for f in fits])))
-                            for k in ("scale", "spread")))
+            pitch = Pitch(*(float(np.exp(np.mean([np.log(f[target_name]["pitch"].get(k, 1.0)) for f in fits])))
+                            for k in ("scale", "spread", "pace")))  # no pace: results from before it
             audio = [speak(model, row[None], h, pitch=pitch) for row, h in zip(rows, spoken, strict=True)]
             first = fits[0][target_name]
             out[name][target_name] = {**first, "audio": audio, "pitch": asdict(pitch),
