@@ -82,8 +82,9 @@ def test_quick_bench_reports_every_measure(quick_result: dict[str, Any]) -> None
         assert positive(r[key]), (key, r[key])
     assert r["skipped"] == {"load_cold_s": "not measured with --quick"} and r["load_cold_s"] is None
     assert r["peak_gpu_mb"] is None and r["cudnn_speedup"] == r["fp16_speedup"] == NOT_ON_CPU
-    # The paragraph is two sentences of speech; the first audio comes before the whole paragraph is done.
-    assert 2.0 < r["paragraph_audio_s"] < 15.0 and r["first_audio_s"] < r["paragraph_s"]
+    # The paragraph is two sentences of speech. (That the first sentence streams out before the second is
+    # spoken is tested without a clock in test_engine_synthesis; one timed run of each inverts under load.)
+    assert 2.0 < r["paragraph_audio_s"] < 15.0 and positive(r["paragraph_s"])
     assert r["clone"]["prompt"].endswith("prompt.wav") and r["clone"]["prompt_s"] == pytest.approx(3.0, abs=0.01)
     assert 0 <= r["clone"]["steps"] <= 1
     assert r["clone"]["words"] == SAMPLE_WORDS  # typed words are used as given, as the app does

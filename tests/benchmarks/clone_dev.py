@@ -180,6 +180,10 @@ CONFIGS: dict[str, FitSettings] = {
        for k in range(2)},
     **{f"s14-30steps-heard-seed{k}": FitSettings(seconds=600, average=0.0, seed=k, steps=30, check_every=3, patience=5)
        for k in range(2)},
+    # Sweep 15: sweep 14's names put "heard" before the seed, which the words' lookup missed, so sweep 14
+    # fitted with no words at all. The same states with the words heard, typed and (as sweep 14) none.
+    **{f"s15-{words}-seed{k}": FitSettings(seconds=600, average=0.0, seed=k)
+       for words in ("heard", "typed", "none") for k in range(4)},
 }
 
 
@@ -206,9 +210,10 @@ def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: P
 def words_kind(config: str) -> str:
     """Which words of the prompt a configuration fits with: "typed" (the dev set's text), "heard" (what
     Whisper tiny.en transcribed, as the app does when none are typed) or "none"."""
-    if config.endswith("-heard"):
+    parts = config.split("-")  # "heard" anywhere in the name: "s14-last-heard-seed0", "...-heard-seed1"
+    if "heard" in parts:
         return "heard"
-    return "typed" if config.startswith(("said", "words")) else "none"
+    return "typed" if "typed" in parts or config.startswith(("said", "words")) else "none"
 
 
 def words_of(config: str, ids: dict[str, Any], name: str) -> list[int] | None:
@@ -403,7 +408,7 @@ def run_cpu(args: argparse.Namespace) -> None:
         result["at_pace_1"] = score(scorer, stock_audio, {n: {**r, "audio": unpaced.get(n, r["audio"])}
                                                           for n, r in fitted.items()}, with_wer=False)
         print_table("the same styles at pace 1", result["at_pace_1"])
-    result.update(settings=asdict(settings), device="cpu", threads=args.threads, torch=torch.__version__,
+    result.update(settings=asdict(settings), words=words_kind(args.config), device="cpu", threads=args.threads, torch=torch.__version__,
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print_table(f"CPU, {args.config}", result)
     if args.pitch_variants:
@@ -526,14 +531,14 @@ def run_device(args: argparse.Namespace) -> None:
                        fit_ids=ids["fit"], check_ids=ids["check"]):
         pass
     for index, name in enumerate(names):
-        print(f"config {name}", flush=True)
+        print(f"config {name} (words {words_kind(name)})", flush=True)
         unpaced: dict[str, Any] = {}
         fitted = fit_all(model, stock, prompts, ids, name, ge2e, judge, log=lambda s: print(s, flush=True),
                          pace_pairs=unpaced)
         for target_name, r in fitted.items():
             key = f"fit|{name}|{target_name}"
             meta = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after", "ge2e_before",
-                                                  "ge2e_after", "pitch")})
+                                                  "ge2e_after", "pitch")} | {"words": words_kind(name)})
             for k, a in enumerate(r["audio"][: 2 if args.held_out_only else None]):
                 saved[f"{key}|audio{k}"] = a.astype(np.float16)
             # The style's rows for every judged sentence: enough to speak them again here (score --average).

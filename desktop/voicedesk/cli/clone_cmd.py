@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -104,7 +105,7 @@ def clone(args: argparse.Namespace) -> int:
     if result.prompt_pitch_hz and abs(result.pitch.scale - 1) >= 0.01:
         print(f"Pitch: the recording speaks near {result.prompt_pitch_hz:.0f} Hz; the voice speaks "
               f"{'lower' if result.pitch.scale < 1 else 'higher'} than its starting voice to match "
-              f"({result.pitch.describe()}).")
+              f"({replace(result.pitch, pace=1.0).describe()}).")  # the pace has its own line
     if result.pitch.pace != 1.0:
         print(f"Pace: the voice speaks {'faster' if result.pitch.pace > 1 else 'slower'} than its starting voice, "
               f"as the recording does (×{result.pitch.pace:.2f}).")
