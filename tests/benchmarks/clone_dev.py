@@ -132,6 +132,7 @@ CONFIGS: dict[str, FitSettings] = {
     # As shipped: the words alone each step.
     "said-only-0.1": FitSettings(seconds=600),
     "said-only-0.1-seed1": FitSettings(seconds=600, seed=1),
+    "said-only-0.1-seed2": FitSettings(seconds=600, seed=2),
     "said-only-0.1-heard": FitSettings(seconds=600),
     "said-only-0.1-heard-seed1": FitSettings(seconds=600, seed=1),
     "said-only-0.1-15-steps-heard": FitSettings(seconds=600, steps=15),
