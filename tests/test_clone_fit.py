@@ -383,7 +383,10 @@ def test_cli_clones_and_saves_the_voice(prompt_path: Path, voicedesk_home: Path)
 
 @pytest.mark.timeout(2400)
 def test_cli_ctrl_c_cancels_cleanly(prompt_path: Path, voicedesk_home: Path) -> None:
-    proc = _cli(["clone", str(prompt_path), "--name", "Halfway", "--device", "cpu", "--steps", "50", "--seconds", "3600"], voicedesk_home)
+    # Ctrl-C as a terminal sends it, even where these tests run in the background of a shell without job
+    # control (whose children start with SIGINT ignored, and then Python never raises KeyboardInterrupt).
+    proc = _cli(["clone", str(prompt_path), "--name", "Halfway", "--device", "cpu", "--steps", "50", "--seconds", "3600"],
+                voicedesk_home, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     assert proc.stderr is not None
     for line in proc.stderr:
         if "step 1/" in line:
