@@ -27,11 +27,21 @@ def test_import_does_not_load_torch() -> None:
     assert out.stdout.strip() == "False"
 
 
-def test_chunks_stream_one_per_sentence(cpu_engine: Any) -> None:
+def test_chunks_stream_one_per_sentence(cpu_engine: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     style = cpu_engine.stock_voice("jf_alpha")
+    model_calls: list[int] = []
+    infer = cpu_engine.model.infer
+
+    def counted_infer(*args: Any, **kwargs: Any) -> Any:  # the real model, its calls counted
+        model_calls.append(1)
+        return infer(*args, **kwargs)
+
+    monkeypatch.setattr(cpu_engine.model, "infer", counted_infer)
     stream = cpu_engine.synthesize("Good morning. The train leaves at noon!", style, language="en", seed=1)
-    first = next(stream)  # available before the rest is synthesized
+    first = next(stream)
+    assert len(model_calls) == 1  # the first sentence is out before the second is spoken
     chunks = [first, *stream]
+    assert len(model_calls) == 2
     assert [(c.index, c.total) for c in chunks] == [(0, 2), (1, 2)]
     assert [c.text for c in chunks] == ["Good morning.", "The train leaves at noon!"]
     for chunk in chunks:
