@@ -185,6 +185,10 @@ CONFIGS: dict[str, FitSettings] = {
     # fitted with no words at all. The same states with the words heard, typed and (as sweep 14) none.
     **{f"s15-{words}-seed{k}": FitSettings(seconds=600, average=0.0, seed=k)
        for words in ("heard", "typed", "none") for k in range(4)},
+    # Sweep 16 (this CPU, with --seconds 60): each step speaking a random stretch of the words (window, seconds)
+    # against all of them; the start's speech of the words spoken once, not twice, in both.
+    **{f"s16-window{w:g}-heard-seed{k}": FitSettings(seconds=600, window_seconds=w, seed=k)
+       for w in (0.0, 1.6, 1.8, 2.2) for k in range(3)},
 }
 
 

@@ -71,6 +71,8 @@ FIT_TEXTS: tuple[str, ...] = (
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
 CPU_AVERAGE = 0.7  # FitSettings.average's default on the CPU
+CPU_WINDOW = 0.0  # FitSettings.window_seconds's default on the CPU
+FRAME_SECONDS = 0.025  # one model frame
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 MIN_VOICED = 5  # F0 frames: fewer and a step has no pitch term
@@ -132,6 +134,9 @@ class FitSettings:
     # None: CPU_AVERAGE on the CPU, 0 on CUDA (clone-dev.md, sweep 13: on this CPU gap closed 0.56-0.61 →
     # 0.65 over two paired seeds; on an H100 0.64-0.67 → 0.59-0.62 over three runs).
     average: float | None = None
+    # With the prompt's words on the CPU: each step speaks a random stretch of this many seconds of them
+    # instead of all of them (0: all). None: CPU_WINDOW on the CPU, 0 on CUDA (where a step is one graph).
+    window_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -458,6 +463,8 @@ def fit_voice(
             assert said is not None
             return utterance(style) if utterance else speak(style, said)
 
+        said_wav: list[torch.Tensor] = []  # the last check's speech of the prompt's words, if it spoke them
+
         def check_similarity() -> tuple[float, float, float, tuple[torch.Tensor, torch.Tensor]]:
             """On the check sentence: GE2E similarity, the score that picks the best state, the speech's
             RMS level, and the speech with its predicted F0."""
@@ -469,6 +476,7 @@ def fit_voice(
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
                 if said and cfg.select_prompt_weight:
                     spoken, _ = speak_said(row(mix, delta, said.n_phonemes))
+                    said_wav[:] = [spoken]
                     score -= cfg.select_prompt_weight * float(said_distance(spoken))
                 return sim, score, level, (wav, f0)
 
@@ -502,14 +510,16 @@ def fit_voice(
             checked_at = step
 
         said_step: SaidStep | None = None
+        window_s = cfg.window_seconds if cfg.window_seconds is not None else (0.0 if cuda else CPU_WINDOW)
+        window = 2 * round(window_s / FRAME_SECONDS / 2)  # an even number of frames
         if fixed_step and said and utterance:
             said_step = SaidStep(
                 utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
                 Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment),
                 style=lambda: row(*current(), said.n_phonemes),
                 regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
-                params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
-                rng=None if cuda else gen,
+                params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph and not window,
+                rng=None if cuda else gen, first=said_wav[0] if said_wav else None, window=window,
             )
 
         def eager_step(step: int) -> torch.Tensor:
