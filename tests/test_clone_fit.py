@@ -173,11 +173,20 @@ def test_a_voice_speaks_at_its_prompts_pitch(cpu_engine: Any, stock: dict[str, n
 
 
 def test_the_prompts_words_take_part_in_the_fit(
-    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult]
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    from voicedesk.core.clone.utterance import FixedUtterance
+
+    passes: list[int] = []
+    eager = FixedUtterance.eager
+    monkeypatch.setattr(FixedUtterance, "eager", lambda self, row: (passes.append(1), eager(self, row))[1])
     said = transcript_ids(PROMPT_WORDS, "en", prompt_16k.size / 16000)
     result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=SMALL, prompt_ids=said))
-    assert np.isfinite(result.style).all() and result.steps >= 1
+    assert np.isfinite(result.style).all() and result.steps == SMALL.steps
+    # The words spoken at the start's check (once: the fitting step starts from that speech), then by
+    # each step and each check after it.
+    assert len(passes) == 1 + 2 * SMALL.steps
     # The same seed and budget without the words gives another voice: the aligned term moved it.
     assert not np.array_equal(result.style, small_fit[1].style)
     assert result.report.after > result.report.before
@@ -217,14 +226,50 @@ def test_the_synthesis_graphs_speak_the_passes_without_gradients(
         return inner(*args, **kwargs)
 
     graphs.speak_frames = counted  # type: ignore[method-assign]
-    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=SMALL, graphs=graphs))
-    plain = small_fit[1]
+    every_voice = replace(SMALL, rank_pitch_gap=0.0)  # every stock voice spoken for the ranking
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=every_voice, graphs=graphs))
+    plain = small_fit[1]  # (those out of pitch reach not spoken: the same start, see below)
     # Five stock voices ranked, the start checked, a check after each of two steps, the report.
     assert len(spoken) == len(stock) + 1 + SMALL.steps + 1
     assert result.start.keys() == plain.start.keys()
     assert all(abs(result.start[k] - plain.start[k]) < 0.02 for k in plain.start)
     assert abs(result.ge2e_before - plain.ge2e_before) < 0.005
     assert np.isfinite(result.style).all() and result.report.after > result.report.before + 0.03
+
+
+def test_stock_voices_out_of_pitch_reach_are_not_spoken_for_the_ranking(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray
+) -> None:
+    # The prompt is a low male voice (MBROLA us2, near 100 Hz); the female stock voices speak an octave or
+    # more above it. Their pitch is predicted without speaking, and the far ones are left out of the ranking.
+    import math
+
+    import torch
+
+    from voicedesk.core.clone.fit import F0_VOICED_HZ, text_ids, within_pitch_reach
+    from voicedesk.core.clone.pitch import median_pitch
+
+    model = cpu_engine.model
+    said = text_ids(PROMPT_WORDS)
+    ids = torch.tensor([[0, *said, 0]])
+    names = list(stock)
+    styles = [cpu_engine.style_tensor(stock[n], len(said)) for n in names]
+    pitch = median_pitch(prompt_16k, 16000)
+    assert pitch is not None and pitch < 130
+    target = math.log(pitch)
+    with torch.no_grad():
+        reach = within_pitch_reach(model, ids, styles, target, 0.9)
+        # What the ranking would have measured by speaking each voice: the pitch of its spoken pass.
+        octaves = []
+        for style in styles:
+            f0 = model.synthesize(ids, style).f0
+            octaves.append(abs(float(f0[f0 > F0_VOICED_HZ].log().mean()) - target) / math.log(2))
+    nearest = min(octaves)
+    assert names.index("jm_kumo") in reach and len(reach) < len(names)
+    assert all(octaves[v] > nearest + 0.9 for v in range(len(names)) if v not in reach)
+    assert all(octaves[v] <= nearest + 0.9 + 0.05 for v in reach)
+    assert within_pitch_reach(model, ids, styles, target, 0.0) == set(range(len(names)))  # 0: all spoken
+    assert within_pitch_reach(model, ids, styles, None, 0.9) == set(range(len(names)))  # no pitch: all
 
 
 def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> None:

@@ -71,8 +71,6 @@ FIT_TEXTS: tuple[str, ...] = (
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
 CPU_AVERAGE = 0.7  # FitSettings.average's default on the CPU
-CPU_WINDOW = 0.0  # FitSettings.window_seconds's default on the CPU
-FRAME_SECONDS = 0.025  # one model frame
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 MIN_VOICED = 5  # F0 frames: fewer and a step has no pitch term
@@ -102,6 +100,9 @@ class FitSettings:
     mixture: bool = True
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
+    # ... and a stock voice whose predicted pitch is this many octaves further from the prompt's than the
+    # nearest voice's is not spoken for the ranking: its penalty alone keeps it out of the start (0: speak all).
+    rank_pitch_gap: float = 0.9
     start_spectrum_penalty: float = 0.0  # per unit of spectral-shape distance, when ranking them
     select_spectrum_weight: float = 0.0  # ... when picking the best checked state (0: GE2E alone)
     # When the prompt's words are known: speak them too and pull the speech's spectral envelope, frame by
@@ -134,9 +135,6 @@ class FitSettings:
     # None: CPU_AVERAGE on the CPU, 0 on CUDA (clone-dev.md, sweep 13: on this CPU gap closed 0.56-0.61 →
     # 0.65 over two paired seeds; on an H100 0.64-0.67 → 0.59-0.62 over three runs).
     average: float | None = None
-    # With the prompt's words on the CPU: each step speaks a random stretch of this many seconds of them
-    # instead of all of them (0: all). None: CPU_WINDOW on the CPU, 0 on CUDA (where a step is one graph).
-    window_seconds: float | None = None
 
 
 @dataclass(frozen=True)
@@ -385,10 +383,20 @@ def fit_voice(
         scores: list[float] = []
         stock_sims: list[float] = []
         ranked_on = said if (said and cfg.start_prompt_penalty) else sentences[0]
+
+        def onehot(v: int) -> torch.Tensor:
+            """The style row of stock voice `v` alone, for the ranking's sentence."""
+            mix = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
+            return row(mix, torch.zeros(256, device=device), ranked_on.n_phonemes)
+
         with torch.no_grad():
+            spoken = within_pitch_reach(model, ranked_on.ids, [onehot(v) for v in range(len(names))],
+                                         log_f0_target, cfg.rank_pitch_gap if cfg.pitch_penalty else 0.0)
             for v in range(len(names)):
-                onehot = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
-                wav, f0 = speak(row(onehot, torch.zeros(256, device=device), ranked_on.n_phonemes), ranked_on, graphed=True)
+                if v not in spoken:
+                    scores.append(-math.inf)  # a zero weight in the start (clamped like any tiny one below)
+                    continue
+                wav, f0 = speak(onehot(v), ranked_on, graphed=True)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 stock_sims.append(sim)
                 lp = pitch_of(f0)
@@ -397,7 +405,7 @@ def fit_voice(
                 if ranked_on is said:
                     score -= cfg.start_prompt_penalty * float(said_distance(wav))
                 scores.append(score)
-        forward_s = (time.perf_counter() - t0) / len(names)
+        forward_s = (time.perf_counter() - t0) / len(spoken)
         score_t = torch.tensor(scores, device=device)
         if cfg.mixture:
             weights = torch.softmax(score_t / cfg.start_temperature, 0)
@@ -482,7 +490,9 @@ def fit_voice(
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
+        t_check = time.perf_counter()
         start_sim, _, start_level, start_speech = check_similarity()
+        check_s = time.perf_counter() - t_check
         start_wav = start_speech[0]
         # The best fitted state by the check sentence. The start is no candidate while any fitted state
         # is sane: one noisy check sentence must not undo every step (seen: a whole fit discarded after
@@ -510,16 +520,14 @@ def fit_voice(
             checked_at = step
 
         said_step: SaidStep | None = None
-        window_s = cfg.window_seconds if cfg.window_seconds is not None else (0.0 if cuda else CPU_WINDOW)
-        window = 2 * round(window_s / FRAME_SECONDS / 2)  # an even number of frames
         if fixed_step and said and utterance:
             said_step = SaidStep(
                 utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
                 Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment),
                 style=lambda: row(*current(), said.n_phonemes),
                 regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
-                params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph and not window,
-                rng=None if cuda else gen, first=said_wav[0] if said_wav else None, window=window,
+                params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
+                rng=None if cuda else gen, first=said_wav[0] if said_wav else None,
             )
 
         def eager_step(step: int) -> torch.Tensor:
@@ -558,7 +566,11 @@ def fit_voice(
             return sims
 
         step_s = forward_s * 3 * (per_step + speaks_said)  # first guess: backward ≈ 2 forwards
-        finish_s = 4 * forward_s + 0.5  # a last check, the report's sentence and the judge, with margin
+        # After any step: its check, in the loop or as the last one, then the report: the pace and report
+        # passes (the same passes as a check) and the judge, with margin. Timed apart from the steps, so
+        # that a step that also checked does not make every later step look slower.
+        report_s = check_s + 0.5
+        finish_s = check_s + report_s
         similarity = ge2e_before
         skipped = 0
         order = torch.randperm(len(sentences), generator=gen).tolist()
@@ -579,19 +591,21 @@ def fit_voice(
                 # fit in a crash: skip that update instead.
                 skipped += 1
             step += 1
-            similarity = float(sims.detach().mean())
-            if step % cfg.check_every == 0:
-                consider()
+            similarity = float(sims.detach().mean())  # (waits for the device, so the step is timed whole)
             this = time.perf_counter() - t_step
             step_s = this if step == 1 else 0.7 * step_s + 0.3 * this
-            remaining = min(cfg.steps - step, max(0.0, (cfg.seconds - (time.perf_counter() - started) - finish_s) / step_s))
-            yield FitProgress(step, cfg.steps, similarity, remaining * step_s + finish_s)
+            if step % cfg.check_every == 0:
+                consider()
+            left = cfg.seconds - (time.perf_counter() - started) - finish_s
+            remaining = int(min(cfg.steps - step, max(0.0, left / (step_s + check_s / cfg.check_every))))
+            eta = remaining * step_s + (remaining // cfg.check_every) * check_s + finish_s
+            yield FitProgress(step, cfg.steps, similarity, eta)
             if stale >= cfg.patience:
                 break
 
         if skipped:
             log.warning("skipped %d of %d fitting steps with non-finite gradients", skipped, step)
-        yield FitProgress(step, cfg.steps, similarity, finish_s, "judging")
+        yield FitProgress(step, cfg.steps, similarity, (check_s if step > checked_at else 0.0) + report_s, "judging")
         if step > checked_at:
             consider()
         if best_score == -math.inf:
@@ -663,6 +677,28 @@ def voice_pitch(speech_16k: torch.Tensor, f0: torch.Tensor, prompt_16k: NDArray[
     scale = float(np.clip(np.exp(np.median(wanted) - np.median(own)), *SCALE_RANGE))
     ratio = float(np.clip(log_spread(wanted) / max(log_spread(own), 1e-6), *SPREAD_RANGE)) if spread else 1.0
     return Pitch(scale, ratio)
+
+
+def within_pitch_reach(model: Any, ids: torch.Tensor, styles: Sequence[torch.Tensor], log_f0_target: float | None,
+                        gap: float) -> set[int]:
+    """The indices of `styles` (stock voices' rows) worth speaking to rank them: those whose predicted
+    pitch for `ids` is within `gap` octaves of the nearest one's distance from the prompt's pitch. One
+    further away loses at least pitch_penalty × gap (0.45) in score, a weight below 1 % at the start's
+    temperature even if it sounded 0.2 more like the prompt; on the development voices the far ones
+    always sounded less like it. Predicting the pitch costs a small fraction of speaking."""
+    if not gap or log_f0_target is None:
+        return set(range(len(styles)))
+    text = model.encode_text(ids)
+    distance: dict[int, float] = {}
+    for v, style in enumerate(styles):
+        f0 = model.predicted_f0(text, style[:, TIMBRE:])
+        voiced = f0[f0 > F0_VOICED_HZ]
+        if voiced.numel() >= MIN_VOICED:
+            distance[v] = abs(float(voiced.log().mean()) - log_f0_target) / math.log(2)
+    if not distance:
+        return set(range(len(styles)))
+    nearest = min(distance.values())
+    return {v for v in range(len(styles)) if distance.get(v, nearest) <= nearest + gap}
 
 
 def _finite_gradients(optimiser: torch.optim.Optimizer) -> bool:

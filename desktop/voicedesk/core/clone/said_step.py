@@ -6,9 +6,7 @@ cropped by a fixed amount at a random place (random numbers drawn where the spee
 speech frames are masked means, and the frame-by-frame envelope distance follows a DTW path that the
 host finds from the speech of the step before (the timing is fixed, so the path barely moves between
 steps). On CUDA the forward pass and its backward are captured once and replayed at every step: the
-host only finds the next path while the GPU works. On the CPU the same step runs eagerly, and may speak
-a random stretch of the words (`window`) instead of all of them: the vocoder's cost grows with the length
-spoken, and on a CPU it is most of a step.
+host only finds the next path while the GPU works. On the CPU the same step runs eagerly.
 
 This module imports torch at the top: import it only from code that already needs torch.
 """
@@ -31,7 +29,6 @@ from voicedesk.core.clone.utterance import FixedUtterance, Speech
 log = logging.getLogger(__name__)
 
 CROP = 3200  # samples at 16 kHz cut from the edges (0.2 s), split between them at random
-MEL_PER_FRAME = 2.5  # GE2E's 10 ms mel frames per model frame
 
 
 @dataclass(frozen=True)
@@ -61,16 +58,10 @@ class SaidStep:
     def __init__(self, utterance: FixedUtterance, ge2e: Any, targets: Targets, weights: Weights,
                  style: Callable[[], torch.Tensor], regulariser: Callable[[], torch.Tensor],
                  params: list[torch.Tensor], *, graph: bool = False, rng: torch.Generator | None = None,
-                 first: torch.Tensor | None = None, window: int = 0) -> None:
-        """`first`: the speech of the starting style, if already spoken. `window` (model frames, even; 0:
-        all): each step speaks a random stretch of this many frames of the words, eagerly (not with
-        `graph`); the frame-by-frame path to the prompt is then the one found on the whole first speech."""
+                 first: torch.Tensor | None = None) -> None:
+        """`first`: the 16 kHz speech of the starting style, if the caller has already spoken it."""
         self.utterance, self.ge2e, self.targets, self.weights = utterance, ge2e, targets, weights
         self.style, self.regulariser, self.params, self.rng = style, regulariser, params, rng
-        n_frames = int(utterance.frames.shape[0])
-        self.window = window if (0 < window < n_frames and not graph) else 0
-        if self.window % 2:
-            raise ValueError("the window must be an even number of frames (a whole number of mel frames)")
         target_env = targets.envelope
         self._target_env_np = target_env.detach().cpu().double().numpy()
         self._dct = torch.from_numpy(dct_matrix(40, N_CEPSTRA)).to(target_env)
@@ -102,7 +93,6 @@ class SaidStep:
         ours = envelope.detach().cpu().double().numpy()[frames]
         cost = path_cost(ours, self._target_env_np)
         rows, cols = dtw_path(cost)
-        self._path = frames[rows], cols  # mel frames of our speech, speech frames of the prompt's
         n = len(rows)
         padded = np.zeros(self._rows.shape[0], dtype=np.int64)
         padded[:n] = frames[rows]
@@ -117,42 +107,14 @@ class SaidStep:
     def _loss(self, speak: Callable[[torch.Tensor], Speech] | None = None) -> tuple[torch.Tensor, ...]:
         """Similarity, loss, the speech's envelope and speech frames; the pass eager unless `speak` is
         given (a graphed pass, when the whole step could not be captured)."""
-        if self.window:
-            return self._window_loss()
-        t = self.targets
+        w, t = self.weights, self.targets
         wav, f0 = (speak or self.utterance.eager)(self.style())
         mel = self.ge2e.mel(wav.unsqueeze(0))[0]
         envelope, speech = cepstra(mel, self._dct), speech_frames(mel)
-        said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
-        similarity, loss = self._terms(wav, f0, mel, said)
-        return similarity, loss, envelope.detach(), speech
-
-    def _window_loss(self) -> tuple[torch.Tensor, ...]:
-        """`_loss` on a random stretch of `window` frames, its envelope compared along the stored path."""
-        n_frames = int(self.utterance.frames.shape[0])
-        first = 2 * int(torch.randint(0, (n_frames - self.window) // 2 + 1, (1,), generator=self.rng))
-        wav, f0 = self.utterance.eager(self.style(), self.utterance.frames[first : first + self.window])
-        mel = self.ge2e.mel(wav.unsqueeze(0))[0]
-        envelope = cepstra(mel, self._dct)
-        offset = int(first * MEL_PER_FRAME)
-        ours, theirs = self._path
-        inside = (ours >= offset) & (ours < offset + int(mel.shape[0]))
-        if inside.any():
-            rows = torch.from_numpy(ours[inside] - offset).to(mel.device)
-            cols = torch.from_numpy(theirs[inside]).to(mel.device)
-            said = (envelope[rows] - self.targets.envelope[cols]).square().mean()
-        else:  # a stretch of silence: nothing of the words to compare
-            said = envelope.sum() * 0.0
-        similarity, loss = self._terms(wav, f0, mel, said)
-        return similarity, loss, envelope.detach(), speech_frames(mel)
-
-    def _terms(self, wav: torch.Tensor, f0: torch.Tensor, mel: torch.Tensor,
-               said: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The GE2E similarity of this speech and the whole loss, given its aligned envelope distance."""
-        w, t = self.weights, self.targets
         frames = shape_frames(mel, w.spectrum_voiced).float()  # spectral_shape's frames, as a mask
         ltas = torch.log((mel * frames[:, None]).sum(0) / frames.sum().clamp_min(1.0) + 1e-10)
         shape = (ltas - ltas.mean() - t.shape).square().mean()
+        said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
         heard = augment_fixed_length(wav, self.rng, CROP) if w.augment else wav
         similarity = self.ge2e.embed_one(heard) @ t.embedding
         loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
@@ -161,7 +123,7 @@ class SaidStep:
             count = voiced.sum()
             log_f0 = (torch.log(f0.clamp_min(1.0)) * voiced).sum() / count.clamp_min(1.0)
             loss = loss + w.pitch * (count >= MIN_VOICED).float() * (log_f0 - t.log_f0) ** 2
-        return similarity, loss
+        return similarity, loss, envelope.detach(), speech
 
     # -- running -----------------------------------------------------------------------------------
 
@@ -190,7 +152,6 @@ class SaidStep:
                 p.grad = None
             similarity, loss, envelope, speech = self._loss(self.utterance)
             torch.autograd.backward(loss)
-        if not self.window:  # for the next step: reads the speech back, waits for the GPU
-            self._set_path(envelope, speech)
+        self._set_path(envelope, speech)  # for the next step: reads the speech back, waits for the GPU
         return similarity.detach()
 

@@ -58,11 +58,10 @@ class FixedUtterance:
         except RuntimeError as exc:  # a driver or PyTorch that cannot capture it: slower, not broken
             log.warning("fitting without CUDA graphs: %s", exc)
 
-    def eager(self, row: torch.Tensor, frames: torch.Tensor | None = None) -> Speech:
-        """The pass itself, never replayed (for a caller that captures a larger graph around it);
-        `frames`, a run of `self.frames`, speaks that stretch of the utterance alone."""
+    def eager(self, row: torch.Tensor) -> Speech:
+        """The pass itself, never replayed (for a caller that captures a larger graph around it)."""
         d = self.model.prosody_features(self.text, row[:, TIMBRE_DIM:])
-        audio, f0 = self.model.speak_frames(self.text, d, self.frames if frames is None else frames, row, self.rng)
+        audio, f0 = self.model.speak_frames(self.text, d, self.frames, row, self.rng)
         return resample_24k_to_16k(audio), f0
 
     def __call__(self, row: torch.Tensor) -> Speech:

@@ -214,14 +214,27 @@ class KokoroModel(nn.Module):
     ) -> tuple[torch.Tensor, torch.Tensor]:
         """Audio [samples] and F0 [1, 2 × frames] for a fixed alignment: `frames` [F] gives the token
         each 25 ms frame speaks. No step reads back from the device, so on CUDA it can be graphed."""
-        prosody_style = ref_s[:, TIMBRE_DIM:]
-        en = d.transpose(-1, -2).index_select(-1, frames)
-        f0, noise = self.predictor.F0Ntrain(en, prosody_style)
+        f0, noise = self.pitch_and_energy(d, frames, ref_s[:, TIMBRE_DIM:])
         if pitch != NEUTRAL_PITCH:
             f0 = shape_f0(f0, pitch.scale, pitch.spread)
         asr = text.t_en.index_select(-1, frames)
         audio = self._decode(asr, f0, noise, ref_s[:, :TIMBRE_DIM], rng)
         return audio.reshape(-1), f0
+
+    def pitch_and_energy(
+        self, d: torch.Tensor, frames: torch.Tensor, prosody_style: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        """Predicted F0 and energy [1, 2 × frames] for the alignment `frames`: the prosody alone, no audio."""
+        en = d.transpose(-1, -2).index_select(-1, frames)
+        f0, energy = self.predictor.F0Ntrain(en, prosody_style)
+        return f0, energy
+
+    def predicted_f0(self, text: TextFeatures, prosody_style: torch.Tensor) -> torch.Tensor:
+        """[1, 2 × frames] the F0 the model would speak `text` with in this prosody style, at its own
+        durations, without making the audio (a small fraction of a pass's cost)."""
+        d = self.prosody_features(text, prosody_style)
+        frames = frame_tokens(whole_frames(self.predict_durations(d)))
+        return self.pitch_and_energy(d, frames, prosody_style)[0]
 
     def shared_prosody(self, d: torch.Tensor, frames: torch.Tensor) -> torch.Tensor:
         """[1, 512, F] F0Ntrain's shared LSTM over the prosody features of the token each frame speaks:
