@@ -1,9 +1,11 @@
 """Style-fit: find the Kokoro style whose speech the speaker encoder hears as the prompt's speaker.
 
 How (each choice measured on the development voices, docs/benchmarks/clone-dev.md):
-- Start: every stock voice speaks one fitting sentence; each is scored by GE2E similarity to the
-  prompt minus a penalty per octave of pitch distance (GE2E alone ties a low male voice with
-  female ones). The start is a softmax mixture of the stock voices by that score.
+- Start: every stock voice speaks one fitting sentence (the prompt's words, when known); each is
+  scored by GE2E similarity to the prompt minus a penalty per octave of pitch distance (GE2E alone
+  ties a low male voice with female ones). The start is a softmax mixture of the stock voices by that
+  score. A voice whose predicted pitch is out of reach is not spoken (`within_pitch_reach`): on a
+  2-core CPU each voice spoken is 2 s of the clone's minute.
 - The style keeps the stock voices' per-length rows: style[L] = mix_t·stock[L] (timbre half)
   and mix_p·stock[L] (prosody half), plus a free `delta` on the timbre half. The two mixtures'
   weights and `delta` are optimised. The prosody half gets no free delta by default: durations
@@ -390,10 +392,10 @@ def fit_voice(
             return row(mix, torch.zeros(256, device=device), ranked_on.n_phonemes)
 
         with torch.no_grad():
-            spoken = within_pitch_reach(model, ranked_on.ids, [onehot(v) for v in range(len(names))],
+            in_reach = within_pitch_reach(model, ranked_on.ids, [onehot(v) for v in range(len(names))],
                                          log_f0_target, cfg.rank_pitch_gap if cfg.pitch_penalty else 0.0)
             for v in range(len(names)):
-                if v not in spoken:
+                if v not in in_reach:
                     scores.append(-math.inf)  # a zero weight in the start (clamped like any tiny one below)
                     continue
                 wav, f0 = speak(onehot(v), ranked_on, graphed=True)
@@ -405,7 +407,7 @@ def fit_voice(
                 if ranked_on is said:
                     score -= cfg.start_prompt_penalty * float(said_distance(wav))
                 scores.append(score)
-        forward_s = (time.perf_counter() - t0) / len(spoken)
+        forward_s = (time.perf_counter() - t0) / len(in_reach)
         score_t = torch.tensor(scores, device=device)
         if cfg.mixture:
             weights = torch.softmax(score_t / cfg.start_temperature, 0)
