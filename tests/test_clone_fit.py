@@ -246,7 +246,7 @@ def test_stock_voices_out_of_pitch_reach_are_not_spoken_for_the_ranking(
 
     import torch
 
-    from voicedesk.core.clone.fit import F0_VOICED_HZ, text_ids, within_pitch_reach
+    from voicedesk.core.clone.fit import log_pitch, octaves, pitch_distances, text_ids, within_reach
     from voicedesk.core.clone.pitch import median_pitch
 
     model = cpu_engine.model
@@ -258,18 +258,23 @@ def test_stock_voices_out_of_pitch_reach_are_not_spoken_for_the_ranking(
     assert pitch is not None and pitch < 130
     target = math.log(pitch)
     with torch.no_grad():
-        reach = within_pitch_reach(model, ids, styles, target, 0.9)
-        # What the ranking would have measured by speaking each voice: the pitch of its spoken pass.
-        octaves = []
+        distance = pitch_distances(model, ids, styles, target)
+        # What the ranking would measure by speaking each voice: the pitch of its spoken pass.
+        spoken = []
         for style in styles:
-            f0 = model.synthesize(ids, style).f0
-            octaves.append(abs(float(f0[f0 > F0_VOICED_HZ].log().mean()) - target) / math.log(2))
-    nearest = min(octaves)
+            lp = log_pitch(model.synthesize(ids, style).f0)
+            assert lp is not None
+            spoken.append(octaves(float(lp), target))
+    assert sorted(distance) == list(range(len(names)))
+    assert all(abs(distance[v] - spoken[v]) < 0.02 for v in distance)  # predicted without speaking, the same
+    reach = within_reach(distance, len(names), 0.9)
+    nearest = min(spoken)
     assert names.index("jm_kumo") in reach and len(reach) < len(names)
-    assert all(octaves[v] > nearest + 0.9 for v in range(len(names)) if v not in reach)
-    assert all(octaves[v] <= nearest + 0.9 + 0.05 for v in reach)
-    assert within_pitch_reach(model, ids, styles, target, 0.0) == set(range(len(names)))  # 0: all spoken
-    assert within_pitch_reach(model, ids, styles, None, 0.9) == set(range(len(names)))  # no pitch: all
+    assert all(spoken[v] > nearest + 0.9 for v in range(len(names)) if v not in reach)
+    assert all(spoken[v] <= nearest + 0.9 + 0.05 for v in reach)
+    assert within_reach(distance, len(names), 0.0) == set(range(len(names)))  # 0: all spoken
+    assert pitch_distances(model, ids, styles, None) == {}  # no prompt pitch: no distances ...
+    assert within_reach({}, len(names), 0.9) == set(range(len(names)))  # ... and all spoken
 
 
 def test_the_fixed_utterance_speaks_as_the_whole_model_does(cpu_engine: Any) -> None:

@@ -194,6 +194,10 @@ CONFIGS: dict[str, FitSettings] = {
        for g in (0.0, 0.9) for k in range(3)},
     # Sweep 18: sweep 17's settings after the budget stopped counting a step's check as part of every later step.
     **{f"s18-budget-heard-seed{k}": FitSettings(seconds=600, seed=k) for k in range(3)},
+    # Sweep 19 (GPU): a longer random crop of the speech before the encoder (more kinds of input per fit, so
+    # that what the fit moves is what any d-vector hears, not one input's quirks), against the shipped 0.2 s.
+    **{f"s19-crop{c:g}-heard-seed{k}": FitSettings(seconds=600, seed=k, crop_s=c)
+       for c in (0.2, 0.6, 1.0) for k in range(2)},
 }
 
 

@@ -22,7 +22,7 @@ def main(data_path: str) -> None:
     import torch
 
     from voicedesk.core.clone.align import aligned_distance, envelope
-    from voicedesk.core.clone.fit import F0_VOICED_HZ, FitSettings, row_index
+    from voicedesk.core.clone.fit import FitSettings, log_pitch, octaves, row_index
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.judge import trim_edges
     from voicedesk.core.clone.pitch import median_pitch
@@ -51,16 +51,17 @@ def main(data_path: str) -> None:
                 out = engine.model.synthesize(said, row, 1.0, rng=gen)
                 wav = resample_24k_to_16k(out.audio)
                 sim = float(ge2e.embed([wav])[0] @ target)
-                octaves = abs(float(out.f0[out.f0 > F0_VOICED_HZ].log().mean()) - log_f0) / math.log(2)
+                lp = log_pitch(out.f0)
+                apart = octaves(float(lp), log_f0) if lp is not None else 0.0
                 distance = float(aligned_distance(envelope(ge2e.mel(wav[None])[0]), target_envelope))
-                score = sim - cfg.pitch_penalty * octaves - cfg.start_prompt_penalty * distance
-                rows.append((voice, sim, octaves, distance, score))
+                score = sim - cfg.pitch_penalty * apart - cfg.start_prompt_penalty * distance
+                rows.append((voice, sim, apart, distance, score))
         best, nearest = max(r[4] for r in rows), min(r[2] for r in rows)
         print(f"{name}: prompt {math.exp(log_f0):.0f} Hz")
-        for voice, sim, octaves, distance, score in rows:
+        for voice, sim, apart, distance, score in rows:
             weight = math.exp((score - best) / cfg.start_temperature)
-            reach = "" if octaves <= nearest + cfg.rank_pitch_gap else "  (out of pitch reach)"
-            print(f"  {voice:14s} GE2E {sim:.3f}  octaves {octaves:.2f}  envelope {distance:5.2f}  "
+            reach = "" if apart <= nearest + cfg.rank_pitch_gap else "  (out of pitch reach)"
+            print(f"  {voice:14s} GE2E {sim:.3f}  octaves {apart:.2f}  envelope {distance:5.2f}  "
                   f"score {score:+.3f}  weight {weight:.4f}{reach}")
 
 

@@ -4,7 +4,7 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
 - Start: every stock voice speaks one fitting sentence (the prompt's words, when known); each is
   scored by GE2E similarity to the prompt minus a penalty per octave of pitch distance (GE2E alone
   ties a low male voice with female ones). The start is a softmax mixture of the stock voices by that
-  score. A voice whose predicted pitch is out of reach is not spoken (`within_pitch_reach`): on a
+  score. A voice whose predicted pitch is out of reach is not spoken (`within_reach`): on a
   2-core CPU each voice spoken is 2 s of the clone's minute.
 - The style keeps the stock voices' per-length rows: style[L] = mix_t·stock[L] (timbre half)
   and mix_p·stock[L] (prosody half), plus a free `delta` on the timbre half. The two mixtures'
@@ -99,6 +99,7 @@ class FitSettings:
     spectrum_weight: float = 0.1  # pull the long-term average spectrum's shape toward the prompt's
     spectrum_voiced: bool = False  # ... of voiced frames only
     augment: bool = True
+    crop_s: float = 0.2  # ... of which a random crop of up to this much (exactly this much in a fixed-shape step)
     mixture: bool = True
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
@@ -373,12 +374,6 @@ def fit_voice(
         """Aligned envelope distance of the model's speech of the prompt's words from the prompt."""
         return aligned_distance(envelope(ge2e.mel(wav.unsqueeze(0))[0]), target_envelope)
 
-    def pitch_of(f0: torch.Tensor) -> torch.Tensor | None:
-        voiced = f0 > F0_VOICED_HZ
-        if int(voiced.sum()) < MIN_VOICED:
-            return None
-        return torch.log(f0[voiced]).mean()
-
     with _fitting_mode(model, ge2e, cfg.source_grad, cfg.tf32):
         # Rank the stock voices on the first fitting sentence (on the prompt's words, if asked and known).
         t0 = time.perf_counter()
@@ -392,18 +387,19 @@ def fit_voice(
             return row(mix, torch.zeros(256, device=device), ranked_on.n_phonemes)
 
         with torch.no_grad():
-            in_reach = within_pitch_reach(model, ranked_on.ids, [onehot(v) for v in range(len(names))],
-                                         log_f0_target, cfg.rank_pitch_gap if cfg.pitch_penalty else 0.0)
+            # Each voice's predicted pitch for the words, in octaves from the prompt's (none: no penalty).
+            distance = (pitch_distances(model, ranked_on.ids, [onehot(v) for v in range(len(names))], log_f0_target)
+                        if cfg.pitch_penalty else {})
+            in_reach = within_reach(distance, len(names), cfg.rank_pitch_gap)
             for v in range(len(names)):
                 if v not in in_reach:
                     scores.append(-math.inf)  # a zero weight in the start (clamped like any tiny one below)
                     continue
-                wav, f0 = speak(onehot(v), ranked_on, graphed=True)
+                wav, _ = speak(onehot(v), ranked_on, graphed=True)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 stock_sims.append(sim)
-                lp = pitch_of(f0)
-                distance = abs(float(lp) - log_f0_target) / math.log(2) if (lp is not None and log_f0_target) else 0.0
-                score = sim - cfg.pitch_penalty * distance - cfg.start_spectrum_penalty * float(shape_distance(wav))
+                score = (sim - cfg.pitch_penalty * distance.get(v, 0.0)
+                         - cfg.start_spectrum_penalty * float(shape_distance(wav)))
                 if ranked_on is said:
                     score -= cfg.start_prompt_penalty * float(said_distance(wav))
                 scores.append(score)
@@ -473,27 +469,26 @@ def fit_voice(
             assert said is not None
             return utterance(style) if utterance else speak(style, said)
 
-        said_wav: list[torch.Tensor] = []  # the last check's speech of the prompt's words, if it spoke them
-
-        def check_similarity() -> tuple[float, float, float, tuple[torch.Tensor, torch.Tensor]]:
+        def check_similarity() -> tuple[float, float, float, tuple[torch.Tensor, torch.Tensor], torch.Tensor | None]:
             """On the check sentence: GE2E similarity, the score that picks the best state, the speech's
-            RMS level, and the speech with its predicted F0."""
+            RMS level, and the speech with its predicted F0; last, the speech of the prompt's words when
+            the score heard them (None otherwise)."""
             with torch.no_grad():
                 mix, delta = checked_state()
                 wav, f0 = speak(row(mix, delta, check.n_phonemes), check, graphed=True)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 level = float(wav.square().mean().sqrt())
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
+                spoken = None
                 if said and cfg.select_prompt_weight:
                     spoken, _ = speak_said(row(mix, delta, said.n_phonemes))
-                    said_wav[:] = [spoken]
                     score -= cfg.select_prompt_weight * float(said_distance(spoken))
-                return sim, score, level, (wav, f0)
+                return sim, score, level, (wav, f0), spoken
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
         t_check = time.perf_counter()
-        start_sim, _, start_level, start_speech = check_similarity()
+        start_sim, _, start_level, start_speech, start_said = check_similarity()
         check_s = time.perf_counter() - t_check
         start_wav = start_speech[0]
         # The best fitted state by the check sentence. The start is no candidate while any fitted state
@@ -507,7 +502,7 @@ def fit_voice(
 
         def consider() -> None:
             nonlocal best_sim, best_score, best_mix, best_delta, best_speech, stale, checked_at
-            checked, score, level, speech = check_similarity()
+            checked, score, level, speech, _ = check_similarity()
             # A state that the fit's own encoder hears as further from the prompt than the start, or
             # that speaks at a level far from the start's, has left the voices the decoder makes well:
             # on the GPU such fits spoke garbled speech at 0.5x or 11x the usual level (clone-h200.md).
@@ -525,11 +520,12 @@ def fit_voice(
         if fixed_step and said and utterance:
             said_step = SaidStep(
                 utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
-                Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment),
+                Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment,
+                        round(cfg.crop_s * 16000)),
                 style=lambda: row(*current(), said.n_phonemes),
                 regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
                 params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
-                rng=None if cuda else gen, first=said_wav[0] if said_wav else None,
+                rng=None if cuda else gen, first=start_said,
             )
 
         def eager_step(step: int) -> torch.Tensor:
@@ -545,10 +541,10 @@ def fit_voice(
                 if sentence is said:
                     said_terms.append(said_distance(wav))
                 if sentence is not said or cfg.prompt_in_encoder:
-                    wavs.append(augment(wav, gen) if cfg.augment else wav)
+                    wavs.append(augment(wav, gen, max_crop_s=cfg.crop_s) if cfg.augment else wav)
                 if cfg.spectrum_weight:
                     shape_terms.append(shape_distance(wav))
-                lp = pitch_of(f0)
+                lp = log_pitch(f0)
                 if lp is not None and log_f0_target is not None:
                     pitch_terms.append((lp - log_f0_target) ** 2)
             embeds = ge2e.embed(wavs)
@@ -681,26 +677,45 @@ def voice_pitch(speech_16k: torch.Tensor, f0: torch.Tensor, prompt_16k: NDArray[
     return Pitch(scale, ratio)
 
 
-def within_pitch_reach(model: Any, ids: torch.Tensor, styles: Sequence[torch.Tensor], log_f0_target: float | None,
-                        gap: float) -> set[int]:
-    """The indices of `styles` (stock voices' rows) worth speaking to rank them: those whose predicted
-    pitch for `ids` is within `gap` octaves of the nearest one's distance from the prompt's pitch. One
-    further away loses at least pitch_penalty × gap (0.45) in score, a weight below 1 % at the start's
-    temperature even if it sounded 0.2 more like the prompt; on the development voices the far ones
-    always sounded less like it. Predicting the pitch costs a small fraction of speaking."""
-    if not gap or log_f0_target is None:
-        return set(range(len(styles)))
+def log_pitch(f0: torch.Tensor) -> torch.Tensor | None:
+    """The mean natural-log F0 of a predicted F0 curve's voiced frames; None with fewer than MIN_VOICED."""
+    import torch
+
+    voiced = f0 > F0_VOICED_HZ
+    if int(voiced.sum()) < MIN_VOICED:
+        return None
+    return torch.log(f0[voiced]).mean()
+
+
+def octaves(log_a: float, log_b: float) -> float:
+    """The distance in octaves between two natural-log pitches."""
+    return abs(log_a - log_b) / math.log(2)
+
+
+def pitch_distances(model: Any, ids: torch.Tensor, styles: Sequence[torch.Tensor],
+                    log_f0_target: float | None) -> dict[int, float]:
+    """For each of `styles` (stock voices' rows) whose predicted pitch for `ids` has voiced frames: its
+    distance in octaves from the prompt's pitch. Predicting the pitch costs a small fraction of speaking."""
+    if log_f0_target is None:
+        return {}
     text = model.encode_text(ids)
     distance: dict[int, float] = {}
     for v, style in enumerate(styles):
-        f0 = model.predicted_f0(text, style[:, TIMBRE:])
-        voiced = f0[f0 > F0_VOICED_HZ]
-        if voiced.numel() >= MIN_VOICED:
-            distance[v] = abs(float(voiced.log().mean()) - log_f0_target) / math.log(2)
-    if not distance:
-        return set(range(len(styles)))
+        lp = log_pitch(model.predicted_f0(text, style[:, TIMBRE:]))
+        if lp is not None:
+            distance[v] = octaves(float(lp), log_f0_target)
+    return distance
+
+
+def within_reach(distance: Mapping[int, float], count: int, gap: float) -> set[int]:
+    """The voices (of `count`) worth speaking to rank them: those whose pitch `distance` is within `gap`
+    octaves of the nearest one's (a voice without a distance is kept). One further away loses at least
+    pitch_penalty × gap (0.45) in score, a weight below 1 % at the start's temperature even if it sounded
+    0.2 more like the prompt; on the development voices the far ones always sounded less like it."""
+    if not gap or not distance:
+        return set(range(count))
     nearest = min(distance.values())
-    return {v for v in range(len(styles)) if distance.get(v, nearest) <= nearest + gap}
+    return {v for v in range(count) if distance.get(v, nearest) <= nearest + gap}
 
 
 def _finite_gradients(optimiser: torch.optim.Optimizer) -> bool:

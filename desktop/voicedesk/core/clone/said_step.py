@@ -48,6 +48,7 @@ class Weights:
     prompt: float
     spectrum_voiced: bool
     augment: bool
+    crop: int = CROP  # samples the encoder's augmentation cuts from the speech's edges
 
 
 class SaidStep:
@@ -115,7 +116,7 @@ class SaidStep:
         ltas = torch.log((mel * frames[:, None]).sum(0) / frames.sum().clamp_min(1.0) + 1e-10)
         shape = (ltas - ltas.mean() - t.shape).square().mean()
         said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
-        heard = augment_fixed_length(wav, self.rng, CROP) if w.augment else wav
+        heard = augment_fixed_length(wav, self.rng, w.crop) if w.augment else wav
         similarity = self.ge2e.embed_one(heard) @ t.embedding
         loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
         if t.log_f0 is not None:
