@@ -196,6 +196,23 @@ def test_the_prompts_words_take_part_in_the_fit(
     assert small_fit[1].pitch.pace == 1.0
 
 
+def test_on_the_cpu_only_the_last_state_is_checked_by_default(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # In a 2-core CPU's minute a check costs most of a step (docs/benchmarks/clone-dev.md, sweep 20).
+    from voicedesk.core.clone.utterance import FixedUtterance
+
+    passes: list[int] = []
+    eager = FixedUtterance.eager
+    monkeypatch.setattr(FixedUtterance, "eager", lambda self, row: (passes.append(1), eager(self, row))[1])
+    said = transcript_ids(PROMPT_WORDS, "en", prompt_16k.size / 16000)
+    settings = replace(SMALL, steps=3, check_every=None)
+    result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=settings, prompt_ids=said))
+    assert result.steps == 3 and np.isfinite(result.style).all()
+    assert len(passes) == 1 + 3 + 1  # the start's check, each step, and one check of the last state
+    assert result.report.after > result.report.before
+
+
 def test_a_moving_average_is_checked_and_kept(
     cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult]
 ) -> None:

@@ -18,12 +18,13 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   judge's gap closed from 0.35 to 0.50 on the development voices; plus an L2 pull of `delta` toward
   zero. Speech is randomly cropped, scaled and noised before the encoder, so the fit cannot lean on
   one waveform's quirks.
-- A sentence never used for gradients is spoken every few steps; the best fitted state by its
-  GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
-  start on that sentence and speak at a sane level; if none does, the start is kept. On the CPU the
-  state checked is a moving average of the parameters (decay 0.7), not the latest step's: on the same
-  fitting path it closed 0.65 of the gap against 0.56 and 0.61 (two seeds; sweep 13). On a GPU it
-  closed less in three runs, so there the latest state is checked.
+- A sentence never used for gradients is spoken every few steps on a GPU; the best fitted state by
+  its GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
+  start on that sentence and speak at a sane level; if none does, the start is kept. On the CPU only
+  the last state is checked (a check costs most of a step there, and the budget, not patience, ends
+  the fit: sweep 20), and the state checked is a moving average of the parameters (decay 0.7), not
+  the latest step's: on the same fitting path it closed 0.65 of the gap against 0.56 and 0.61 (two
+  seeds; sweep 13). On a GPU it closed less in three runs, so there the latest state is checked.
 - With the prompt's words, each step speaks them alone, their timing fixed at the start's
   (`utterance.py`), and every term keeps one shape (`said_step.py`): on a GPU the whole step is replayed
   as one CUDA graph (a 20-step clone 2.2-2.6 s on an H200 against 4.1-4.9 s launched op by op).
@@ -73,6 +74,7 @@ FIT_TEXTS: tuple[str, ...] = (
 CHECK_TEXT = "Please leave the parcel by the garden gate."
 TIMBRE = 128
 CPU_AVERAGE = 0.7  # FitSettings.average's default on the CPU
+CUDA_CHECK_EVERY = 5  # FitSettings.check_every's default on CUDA
 SPACE_ID = 16  # Kokoro's token for " ", between joined sentences
 F0_VOICED_HZ = 50.0
 MIN_VOICED = 5  # F0 frames: fewer and a step has no pitch term
@@ -131,7 +133,11 @@ class FitSettings:
     # With the prompt's words: give the voice the prompt's pace (how long the model takes to say those words
     # against how long the prompt takes), so that it speaks at the speaker's rate, not the model's.
     match_pace: bool = True
-    check_every: int = 5
+    # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
+    # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in
+    # a 2-core CPU's minute a check costs most of a step and patience never ends the fit; without them 11 steps
+    # instead of 8-10, and gap closed +0.02 on two paired seeds).
+    check_every: int | None = None
     patience: int = 3
     # Check (and keep) an exponential moving average of the fitted parameters with this decay instead of
     # the latest step's (0: the latest). The path of the fit is the same; only what is checked differs.
@@ -437,6 +443,8 @@ def fit_voice(
             return bound * torch.tanh(raw / bound)
 
         average = cfg.average if cfg.average is not None else (0.0 if device.type == "cuda" else CPU_AVERAGE)
+        check_every = cfg.check_every if cfg.check_every is not None else (
+            CUDA_CHECK_EVERY if device.type == "cuda" else 0)
         live = (logits_t, logits_p, d_timbre, d_prosody)
         averaged = tuple(t.detach().clone() for t in live)  # their moving average, if `average`
 
@@ -592,11 +600,12 @@ def fit_voice(
             similarity = float(sims.detach().mean())  # (waits for the device, so the step is timed whole)
             this = time.perf_counter() - t_step
             step_s = this if step == 1 else 0.7 * step_s + 0.3 * this
-            if step % cfg.check_every == 0:
+            if check_every and step % check_every == 0:
                 consider()
             left = cfg.seconds - (time.perf_counter() - started) - finish_s
-            remaining = int(min(cfg.steps - step, max(0.0, left / (step_s + check_s / cfg.check_every))))
-            eta = remaining * step_s + (remaining // cfg.check_every) * check_s + finish_s
+            step_cost = step_s + (check_s / check_every if check_every else 0.0)  # a check's share included
+            remaining = int(min(cfg.steps - step, max(0.0, left / step_cost)))
+            eta = remaining * step_s + (remaining // check_every if check_every else 0) * check_s + finish_s
             yield FitProgress(step, cfg.steps, similarity, eta)
             if stale >= cfg.patience:
                 break
