@@ -202,7 +202,8 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 20 (this CPU, --seconds 60): no check inside the loop, only the last state checked (against the start):
     # within a budget of 7-12 steps a check costs most of a step and patience (3 checks) can never stop the fit.
     # Adopted as the CPU's default (FitSettings.check_every None).
-    **{f"s20-lastcheck-heard-seed{k}": FitSettings(seconds=600, seed=k, check_every=10**6) for k in range(2)},
+    **{f"s20-lastcheck-heard-seed{k}": FitSettings(seconds=600, seed=k, check_every=10**6) for k in range(3)},
+    **{f"s20-every5-heard-seed{k}": FitSettings(seconds=600, seed=k, check_every=5) for k in range(3)},
 }
 
 
