@@ -136,7 +136,7 @@ class FitSettings:
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
     # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in
     # a 2-core CPU's minute a check costs most of a step and patience never ends the fit; without them 11 steps
-    # instead of 8-10, and gap closed +0.02 on two paired seeds).
+    # instead of 8-10, and gap closed +0.02 to +0.03 on three paired seeds).
     check_every: int | None = None
     patience: int = 3
     # Check (and keep) an exponential moving average of the fitted parameters with this decay instead of
