@@ -172,21 +172,27 @@ def test_a_voice_speaks_at_its_prompts_pitch(cpu_engine: Any, stock: dict[str, n
     assert heard is not None and abs(heard / result.prompt_pitch_hz - 1) < 0.1
 
 
-def test_the_prompts_words_take_part_in_the_fit(
-    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult],
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
+@pytest.fixture
+def said_passes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Grows by one each time a fit speaks the prompt's words through its fixed utterance."""
     from voicedesk.core.clone.utterance import FixedUtterance
 
     passes: list[int] = []
     eager = FixedUtterance.eager
     monkeypatch.setattr(FixedUtterance, "eager", lambda self, row: (passes.append(1), eager(self, row))[1])
+    return passes
+
+
+def test_the_prompts_words_take_part_in_the_fit(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, small_fit: tuple[list[Any], FitResult],
+    said_passes: list[int],
+) -> None:
     said = transcript_ids(PROMPT_WORDS, "en", prompt_16k.size / 16000)
     result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=SMALL, prompt_ids=said))
     assert np.isfinite(result.style).all() and result.steps == SMALL.steps
     # The words spoken at the start's check (once: the fitting step starts from that speech), then by
     # each step and each check after it.
-    assert len(passes) == 1 + 2 * SMALL.steps
+    assert len(said_passes) == 1 + 2 * SMALL.steps
     # The same seed and budget without the words gives another voice: the aligned term moved it.
     assert not np.array_equal(result.style, small_fit[1].style)
     assert result.report.after > result.report.before
@@ -197,19 +203,16 @@ def test_the_prompts_words_take_part_in_the_fit(
 
 
 def test_on_the_cpu_only_the_last_state_is_checked_by_default(
-    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, monkeypatch: pytest.MonkeyPatch,
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, said_passes: list[int],
 ) -> None:
     # In a 2-core CPU's minute a check costs most of a step (docs/benchmarks/clone-dev.md, sweep 20).
-    from voicedesk.core.clone.utterance import FixedUtterance
-
-    passes: list[int] = []
-    eager = FixedUtterance.eager
-    monkeypatch.setattr(FixedUtterance, "eager", lambda self, row: (passes.append(1), eager(self, row))[1])
     said = transcript_ids(PROMPT_WORDS, "en", prompt_16k.size / 16000)
     settings = replace(SMALL, steps=3, check_every=None)
     result = run_to_end(fit_voice(cpu_engine.model, stock, prompt_16k, settings=settings, prompt_ids=said))
     assert result.steps == 3 and np.isfinite(result.style).all()
-    assert len(passes) == 1 + 3 + 1  # the start's check, each step, and one check of the last state
+    # The start's check and each step speak the words; the one check of the last state has no earlier
+    # candidate to rank it against, so it speaks only the check sentence.
+    assert len(said_passes) == 1 + 3
     assert result.report.after > result.report.before
 
 
@@ -343,7 +346,8 @@ def test_the_fixed_shape_step_computes_the_eager_fits_loss(cpu_engine: Any, prom
     from voicedesk.core.clone.fit import spectral_shape, text_ids
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.pitch import median_pitch
-    from voicedesk.core.clone.said_step import SaidStep, Targets, Weights
+    from voicedesk.core.clone.said_step import CROP, SaidStep, Targets, Weights
+    from voicedesk.core.clone.torch_audio import augment_fixed_length
     from voicedesk.core.clone.utterance import FixedUtterance
 
     model, ge2e = cpu_engine.model, GE2E()
@@ -379,10 +383,22 @@ def test_the_fixed_shape_step_computes_the_eager_fits_loss(cpu_engine: Any, prom
                 + 0.1 * (cepstra(ge2e.mel(wav[None])[0])[frames] - targets.envelope[cols]).square().mean()
                 + 0.01 * delta.square().sum())
         torch.autograd.backward(loss)
+        assert float(similarity) == pytest.approx(float(sim.detach()), abs=1e-5)
+        assert delta.grad is not None and torch.allclose(grad, delta.grad, rtol=1e-3, atol=1e-6)
+
+        # With augmentation and several views, the encoder hears each differently augmented copy and the
+        # step follows their mean similarity.
+        viewed = SaidStep(utterance, ge2e, targets, replace(weights, augment=True, views=3),
+                          style=lambda: start + delta, regulariser=lambda: 0.01 * delta.square().sum(),
+                          params=[delta], rng=torch.Generator().manual_seed(3))
+        mean_similarity = float(viewed.step())
+        again = torch.Generator().manual_seed(3)
+        wav = utterance(start + delta)[0]  # with gradients, as the step speaks it (no_grad rounds differently)
+        views = [float(ge2e.embed_one(augment_fixed_length(wav, again, CROP)) @ targets.embedding) for _ in range(3)]
     finally:
         model.deterministic_source, model.vocoder_bf16 = False, bf16
-    assert float(similarity) == pytest.approx(float(sim.detach()), abs=1e-5)
-    assert delta.grad is not None and torch.allclose(grad, delta.grad, rtol=1e-3, atol=1e-6)
+    assert max(views) - min(views) > 1e-4  # three different copies
+    assert mean_similarity == pytest.approx(float(np.mean(views)), abs=1e-4)
 
 
 def test_a_transcript_that_cannot_be_the_prompts_is_refused() -> None:

@@ -22,7 +22,7 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   its GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
   start on that sentence and speak at a sane level; if none does, the start is kept. On the CPU only
   the last state is checked (a check costs most of a step there, and the budget, not patience, ends
-  the fit: sweep 20), and the state checked is a moving average of the parameters (decay 0.7), not
+  the fit: sweep 20; with nothing to rank it against, that check skips the words: sweep 25), and the state checked is a moving average of the parameters (decay 0.7), not
   the latest step's: on the same fitting path it closed 0.65 of the gap against 0.56 and 0.61 (two
   seeds; sweep 13). On a GPU it closed less in three runs, so there the latest state is checked.
 - With the prompt's words, each step speaks them alone, their timing fixed at the start's
@@ -102,6 +102,7 @@ class FitSettings:
     spectrum_voiced: bool = False  # ... of voiced frames only
     augment: bool = True
     crop_s: float = 0.2  # ... of which a random crop of up to this much (exactly this much in a fixed-shape step)
+    views: int = 1  # ... the encoder hears this many differently augmented copies of each speech a step
     mixture: bool = True
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
@@ -153,6 +154,16 @@ class FitProgress:
     similarity: float  # GE2E cosine of the speech fitted so far with the prompt
     eta_seconds: float
     stage: str = "fitting"  # "preparing", "fitting", "judging"
+
+
+@dataclass(frozen=True)
+class Check:
+    """A fitted state spoken on the check sentence."""
+
+    similarity: float  # GE2E cosine with the prompt
+    score: float  # what picks the best state: the similarity, less the weighted distances asked for
+    level: float  # the speech's RMS
+    speech: tuple[torch.Tensor, torch.Tensor]  # 16 kHz speech and its predicted F0
 
 
 @dataclass(frozen=True)
@@ -477,27 +488,32 @@ def fit_voice(
             assert said is not None
             return utterance(style) if utterance else speak(style, said)
 
-        def check_similarity() -> tuple[float, float, float, tuple[torch.Tensor, torch.Tensor], torch.Tensor | None]:
-            """On the check sentence: GE2E similarity, the score that picks the best state, the speech's
-            RMS level, and the speech with its predicted F0; last, the speech of the prompt's words when
-            the score heard them (None otherwise)."""
+        def check_similarity(words: bool = True) -> Check:
+            """The checked state on the check sentence; with `words`, the score also hears the prompt's words
+            (when known and weighted), which only matters when there are candidates to rank."""
             with torch.no_grad():
                 mix, delta = checked_state()
                 wav, f0 = speak(row(mix, delta, check.n_phonemes), check, graphed=True)
                 sim = float(ge2e.embed([wav])[0] @ target)
                 level = float(wav.square().mean().sqrt())
                 score = sim - cfg.select_spectrum_weight * float(shape_distance(wav)) if cfg.select_spectrum_weight else sim
-                spoken = None
-                if said and cfg.select_prompt_weight:
+                if words and said and cfg.select_prompt_weight:
                     spoken, _ = speak_said(row(mix, delta, said.n_phonemes))
                     score -= cfg.select_prompt_weight * float(said_distance(spoken))
-                return sim, score, level, (wav, f0), spoken
+                return Check(sim, score, level, (wav, f0))
 
         ge2e_before = max(stock_sims)  # the nearest stock voice by GE2E (saves a forward pass on the CPU)
         # The start on the check sentence: the report's "before", and the bar a fitted state must clear.
+        # Its two passes are timed apart: the last check skips the words' pass when it has nothing to rank.
         t_check = time.perf_counter()
-        start_sim, _, start_level, start_speech, start_said = check_similarity()
+        start = check_similarity(words=False)
+        sentence_s = time.perf_counter() - t_check
+        start_said = None
+        if said and cfg.select_prompt_weight:
+            with torch.no_grad():
+                start_said = speak_said(row(*checked_state(), said.n_phonemes))[0]
         check_s = time.perf_counter() - t_check
+        start_sim, start_level, start_speech = start.similarity, start.level, start.speech
         start_wav = start_speech[0]
         # The best fitted state by the check sentence. The start is no candidate while any fitted state
         # is sane: one noisy check sentence must not undo every step (seen: a whole fit discarded after
@@ -508,17 +524,19 @@ def fit_voice(
         stale = 0
         step = checked_at = 0
 
-        def consider() -> None:
+        def consider(last: bool = False) -> None:
             nonlocal best_sim, best_score, best_mix, best_delta, best_speech, stale, checked_at
-            checked, score, level, speech, _ = check_similarity()
+            # The last check ranks nothing when no earlier state was a candidate: its score is not needed.
+            checked = check_similarity(words=not last or best_score > -math.inf)
             # A state that the fit's own encoder hears as further from the prompt than the start, or
             # that speaks at a level far from the start's, has left the voices the decoder makes well:
             # on the GPU such fits spoke garbled speech at 0.5x or 11x the usual level (clone-h200.md).
-            sane = checked > start_sim and LEVEL_RANGE[0] < level / max(start_level, 1e-6) < LEVEL_RANGE[1]
-            if sane and score > best_score:
-                best_sim, best_score = checked, score
+            ratio = checked.level / max(start_level, 1e-6)
+            sane = checked.similarity > start_sim and LEVEL_RANGE[0] < ratio < LEVEL_RANGE[1]
+            if sane and checked.score > best_score:
+                best_sim, best_score = checked.similarity, checked.score
                 best_mix, best_delta = (t.detach().clone() for t in checked_state())
-                best_speech = speech
+                best_speech = checked.speech
                 stale = 0
             else:
                 stale += 1
@@ -529,7 +547,7 @@ def fit_voice(
             said_step = SaidStep(
                 utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
                 Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment,
-                        round(cfg.crop_s * 16000)),
+                        round(cfg.crop_s * 16000), cfg.views),
                 style=lambda: row(*current(), said.n_phonemes),
                 regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
                 params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
@@ -542,14 +560,16 @@ def fit_voice(
             picked = [sentences[order[(step * per_step + k) % len(order)]] for k in range(per_step)]
             if cfg.join_sentences and len(picked) > 1:
                 picked = [_joined(picked)]
-            wavs, pitch_terms, shape_terms, said_terms = [], [], [], []
+            wavs: list[torch.Tensor] = []
+            pitch_terms, shape_terms, said_terms = [], [], []
             for sentence in [*picked, *([said] if speaks_said else [])]:
                 style = row(mix, delta, sentence.n_phonemes)
                 wav, f0 = speak_said(style) if sentence is said else speak(style, sentence)
                 if sentence is said:
                     said_terms.append(said_distance(wav))
                 if sentence is not said or cfg.prompt_in_encoder:
-                    wavs.append(augment(wav, gen, max_crop_s=cfg.crop_s) if cfg.augment else wav)
+                    wavs.extend(augment(wav, gen, max_crop_s=cfg.crop_s) if cfg.augment else wav
+                                for _ in range(cfg.views))
                 if cfg.spectrum_weight:
                     shape_terms.append(shape_distance(wav))
                 lp = log_pitch(f0)
@@ -565,8 +585,8 @@ def fit_voice(
             if said_terms:
                 loss = loss + cfg.prompt_weight * said_terms[0]
             loss = loss + cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum())
-            if cfg.self_weight and len(wavs) > 1:
-                loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[1])
+            if cfg.self_weight and len(wavs) > cfg.views:  # the first view of the first two sentences
+                loss = loss + cfg.self_weight * (1 - embeds[0] @ embeds[cfg.views])
             optimiser.zero_grad(set_to_none=True)
             torch.autograd.backward(loss)
             return sims
@@ -576,7 +596,9 @@ def fit_voice(
         # passes (the same passes as a check) and the judge, with margin. Timed apart from the steps, so
         # that a step that also checked does not make every later step look slower.
         report_s = check_s + 0.5
-        finish_s = check_s + report_s
+        # Only checks inside the loop can make a candidate that the last check must be ranked against.
+        last_check_s = check_s if check_every else sentence_s
+        finish_s = last_check_s + report_s
         similarity = ge2e_before
         skipped = 0
         order = torch.randperm(len(sentences), generator=gen).tolist()
@@ -612,9 +634,9 @@ def fit_voice(
 
         if skipped:
             log.warning("skipped %d of %d fitting steps with non-finite gradients", skipped, step)
-        yield FitProgress(step, cfg.steps, similarity, (check_s if step > checked_at else 0.0) + report_s, "judging")
+        yield FitProgress(step, cfg.steps, similarity, (last_check_s if step > checked_at else 0.0) + report_s, "judging")
         if step > checked_at:
-            consider()
+            consider(last=True)
         if best_score == -math.inf:
             log.warning("no fitted state was better than the start; keeping the start")
         log.info("timbre delta: largest %.2f times the stock spread", float((best_delta[:TIMBRE] / spread).abs().max()))

@@ -49,6 +49,7 @@ class Weights:
     spectrum_voiced: bool
     augment: bool
     crop: int = CROP  # samples the encoder's augmentation cuts from the speech's edges
+    views: int = 1  # differently augmented copies of the speech the encoder hears; their similarities averaged
 
 
 class SaidStep:
@@ -116,8 +117,8 @@ class SaidStep:
         ltas = torch.log((mel * frames[:, None]).sum(0) / frames.sum().clamp_min(1.0) + 1e-10)
         shape = (ltas - ltas.mean() - t.shape).square().mean()
         said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
-        heard = augment_fixed_length(wav, self.rng, w.crop) if w.augment else wav
-        similarity = self.ge2e.embed_one(heard) @ t.embedding
+        heard = [augment_fixed_length(wav, self.rng, w.crop) if w.augment else wav for _ in range(w.views)]
+        similarity = torch.stack([self.ge2e.embed_one(view) for view in heard]).mean(0) @ t.embedding
         loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
         if t.log_f0 is not None:
             voiced = (f0 > F0_VOICED_HZ).float()
