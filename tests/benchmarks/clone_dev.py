@@ -221,6 +221,10 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 24 (GPU): the envelope term weaker than shipped, after sweep 23's stronger one lost 0.12.
     **{f"s24-envelope{e:g}-heard-seed{k}": FitSettings(seconds=600, seed=k, prompt_weight=e)
        for e in (0.05, 0.02) for k in range(4)},
+    # Sweep 26 (GPU): the timbre's learning rate halved and doubled, and 30 steps, with the words (sweep 14's arms
+    # of these ran without them), against sweep 21's views 1.
+    **{f"s26-lr{lr:g}-heard-seed{k}": FitSettings(seconds=600, seed=k, lr_timbre=lr) for lr in (0.05, 0.2) for k in range(4)},
+    **{f"s26-30steps-heard-seed{k}": FitSettings(seconds=600, seed=k, steps=30) for k in range(4)},
 }
 
 
