@@ -35,3 +35,13 @@ def test_words_follow_the_name(clone_dev: ModuleType, config: str, words: str) -
     assert config in clone_dev.CONFIGS
     assert clone_dev.words_kind(config) == words
 
+
+
+def test_long_prompt_configs_fit_the_long_prompts_words(clone_dev: ModuleType) -> None:
+    ids = {"prompt": [1], "prompt_long": [1, 2], "heard": {"x": [3]}, "heard_long": {"x": [3, 4]},
+           "heard_longer": {"x": [3, 4, 5]}}
+    assert {"s27-heard-seed0", "s27-long-heard-seed0", "s27-longer-heard-seed0"} <= set(clone_dev.CONFIGS)
+    assert clone_dev.words_of("s27-long-heard-seed0", ids, "x") == [3, 4]
+    assert clone_dev.words_of("s27-longer-heard-seed1", ids, "x") == [3, 4, 5]
+    assert clone_dev.words_of("s27-heard-seed0", ids, "x") == [3]
+    assert clone_dev.words_of("s15-typed-seed2", ids, "x") == [1]

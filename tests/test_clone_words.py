@@ -10,18 +10,35 @@ import pytest
 
 from voicedesk.core.audio.intake import Prompt, load_prompt
 from voicedesk.core.clone.fit import FitSettings
-from voicedesk.core.clone.words import PromptWords, prompt_words, transcriber_available, within_budget
+from voicedesk.core.clone.words import (
+    CPU_PROMPT_SECONDS,
+    PromptWords,
+    leading_words,
+    prompt_words,
+    transcriber_available,
+    within_budget,
+)
 from voicedesk.core.errors import InputError
 
 pytestmark = pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="needs espeak-ng")
 WORDS = "The old lighthouse keeper watched the boats come home."
+SECOND = "A gentle breeze carried the smell of fresh bread through the open window."
+
+
+def spoken(folder: Path, text: str) -> Prompt:
+    path = folder / "prompt.wav"
+    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(path), text], check=True, capture_output=True)
+    return load_prompt(path)
 
 
 @pytest.fixture(scope="module")
 def prompt(tmp_path_factory: pytest.TempPathFactory) -> Prompt:
-    path = tmp_path_factory.mktemp("words") / "prompt.wav"
-    subprocess.run(["espeak-ng", "-v", "en-us", "-s", "150", "-w", str(path), WORDS], check=True, capture_output=True)
-    return load_prompt(Path(path))
+    return spoken(tmp_path_factory.mktemp("words"), WORDS)
+
+
+@pytest.fixture(scope="module")
+def long_prompt(tmp_path_factory: pytest.TempPathFactory) -> Prompt:
+    return spoken(tmp_path_factory.mktemp("long-words"), f"{WORDS} {SECOND}")
 
 
 def test_typed_words_are_used_as_given(prompt: Prompt) -> None:
@@ -50,3 +67,31 @@ def test_time_spent_listening_comes_out_of_the_clone_budget() -> None:
     settings = FitSettings(seconds=60.0)
     assert within_budget(settings, PromptWords("a", [1], True, seconds=1.5)).seconds == 58.5
     assert within_budget(settings, PromptWords("", None, False)) is settings
+
+
+@pytest.mark.skipif(not transcriber_available(), reason="the transcriber extra is not installed")
+def test_on_the_cpu_only_a_long_prompts_start_is_heard(long_prompt: Prompt) -> None:
+    whole = prompt_words(long_prompt, "", "en")
+    assert whole.until == 0.0 and whole.transcript == whole.text and not whole.part_notice
+    start = prompt_words(long_prompt, "", "en", within=CPU_PROMPT_SECONDS)
+    assert start.ids and len(start.ids) < len(whole.ids or [])
+    assert 1.5 < start.until <= CPU_PROMPT_SECONDS < long_prompt.speech_seconds
+    heard = {w.strip(".,").lower() for w in start.text.split()}
+    assert "breeze" not in heard and len(heard & {"old", "lighthouse", "keeper", "watched", "come", "home"}) >= 3
+    assert start.transcript == "" and start.text in start.part_notice  # the saved voice claims no words for it all
+    audio = long_prompt.audio_16k()
+    assert start.part(audio).size == int((start.until + 0.15) * 16000) < audio.size
+    # Typed words cannot be placed in time: they stay whole.
+    typed = prompt_words(long_prompt, f"{WORDS} {SECOND}", "en", within=CPU_PROMPT_SECONDS)
+    assert typed.until == 0.0 and typed.part(audio) is audio
+
+
+def test_leading_words_end_after_a_sentence_or_clause_in_time() -> None:
+    words = [("The", 0.3), ("keeper", 1.2), ("came", 1.8), ("home.", 2.6), ("A", 2.9), ("gentle", 3.3),
+             ("breeze,", 3.9), ("carried", 4.4), ("bread.", 5.8)]
+    assert leading_words(words, 4.0) == ("The keeper came home. A gentle breeze,", 3.9)
+    assert leading_words(words, 3.5) == ("The keeper came home.", 2.6)
+    assert leading_words(words, 2.0) == ("The keeper came", 1.8)  # no pause in time: the last word in time
+    assert leading_words(words, 0.1) == ("The", 0.3)  # at least one word
+    assert leading_words(words, 6.0) == (" ".join(w for w, _ in words), 0.0)  # all of them: no cut
+    assert leading_words([], 4.0) == ("", 0.0)

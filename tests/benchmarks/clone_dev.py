@@ -225,6 +225,9 @@ CONFIGS: dict[str, FitSettings] = {
     # of these ran without them), against sweep 21's views 1.
     **{f"s26-lr{lr:g}-heard-seed{k}": FitSettings(seconds=600, seed=k, lr_timbre=lr) for lr in (0.05, 0.2) for k in range(4)},
     **{f"s26-30steps-heard-seed{k}": FitSettings(seconds=600, seed=k, steps=30) for k in range(4)},
+    # Sweep 27 (GPU): what a longer recording buys: the same fit on a ~6 s prompt of two sentences and a ~9-11 s one of
+    # three (their words heard), against the ~3 s one.
+    **{f"s27{p}-heard-seed{k}": FitSettings(seconds=600, seed=k) for p in ("", "-long", "-longer") for k in range(4)},
 }
 
 
@@ -257,23 +260,40 @@ def words_kind(config: str) -> str:
     return "typed" if "typed" in parts or config.startswith(("said", "words")) else "none"
 
 
+def prompt_kind(config: str) -> str:
+    """Which prompt a configuration fits: "" (~3 s), or "long" / "longer" in its name (~6 s / ~9-11 s)."""
+    parts = config.split("-")
+    return next((kind for kind in ("long", "longer") if kind in parts), "")
+
+
+def keyed(base: str, prompt: str) -> str:
+    """The data's key of `base` ("prompt", "heard") for the prompt kind `prompt` (see `prompt_kind`)."""
+    return f"{base}_{prompt}" if prompt else base
+
+
 def words_of(config: str, ids: dict[str, Any], name: str) -> list[int] | None:
     kind = words_kind(config)
     if kind == "none":
         return None
-    return ids["heard"][name] if kind == "heard" else ids["prompt"]
+    prompt = prompt_kind(config)
+    return ids[keyed("heard", prompt)][name] if kind == "heard" else ids[keyed("prompt", prompt)]
+
+
+def heard_words(prompts: dict[str, np.ndarray], within: float = 0.0) -> dict[str, Any]:
+    """Per target, what the app's transcriber hears in its prompt (a PromptWords; its ids None: unusable);
+    `within`: as on the CPU, only the words of the prompt's start (`words.hear`)."""
+    from voicedesk.core.clone.words import hear
+
+    out: dict[str, Any] = {}
+    for name, prompt in prompts.items():
+        out[name] = words = hear(prompt, prompt.size / 16000, within)
+        print(f"  heard in {name}: {words.text!r} {words.notice}{words.part_notice}", flush=True)
+    return out
 
 
 def heard_ids(prompts: dict[str, np.ndarray]) -> dict[str, list[int] | None]:
-    """Per target, the token ids of what the app's transcriber hears in its prompt (None: unusable)."""
-    from voicedesk.core.clone.words import hear
-
-    out: dict[str, list[int] | None] = {}
-    for name, prompt in prompts.items():
-        words = hear(prompt, prompt.size / 16000)
-        out[name] = words.ids
-        print(f"  heard in {name}: {words.text!r} {words.notice}", flush=True)
-    return out
+    """Per target, the token ids of what the app's transcriber hears in its whole prompt (None: unusable)."""
+    return {name: words.ids for name, words in heard_words(prompts).items()}
 
 
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
@@ -308,13 +328,13 @@ def _mix(start: dict[str, float]) -> str:
 
 
 def text_ids() -> dict[str, Any]:
-    from clone_devset import HELD_OUT, PROMPT_TEXT, WER_EXTRA
+    from clone_devset import HELD_OUT, PROMPT_TEXTS, WER_EXTRA
 
     from voicedesk.core.clone.fit import text_ids as ids_of
 
     return {"fit": [ids_of(t) for t in FIT_TEXTS], "check": ids_of(CHECK_TEXT),
             "held_out": [ids_of(t) for t in HELD_OUT], "wer_extra": [ids_of(t) for t in WER_EXTRA],
-            "prompt": ids_of(PROMPT_TEXT)}
+            **{keyed("prompt", kind): ids_of(text) for kind, text in PROMPT_TEXTS.items()}}
 
 
 # -- scoring (this machine: judge + Whisper) -----------------------------------------------------------
@@ -426,18 +446,21 @@ def load_local() -> tuple[Any, dict[str, np.ndarray]]:
 
 def run_cpu(args: argparse.Namespace) -> None:
     import torch
-    from clone_devset import TARGETS, target
+    from clone_devset import PROMPT_TEXTS, TARGETS, target
 
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.judge import Judge
+    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS
 
     torch.set_num_threads(args.threads)
     names = args.targets.split(",") if args.targets else list(TARGETS)
     model, stock = load_local()
     ids = text_ids()
-    prompts = {n: target(n, cache_folder()).prompt_16k for n in names}
-    if words_kind(args.config) == "heard":
-        ids["heard"] = heard_ids(prompts)
+    prompts = {n: target(n, cache_folder(), PROMPT_TEXTS[prompt_kind(args.config)]).prompt_16k for n in names}
+    if words_kind(args.config) == "heard":  # as the app hears on the CPU: a long prompt's start
+        heard = heard_words(prompts, within=CPU_PROMPT_SECONDS)
+        ids[keyed("heard", prompt_kind(args.config))] = {n: w.ids for n, w in heard.items()}
+        prompts = {n: heard[n].part(p) for n, p in prompts.items()}
     settings = replace(CONFIGS[args.config], **({"steps": args.steps} if args.steps else {}),
                        **({"seconds": args.seconds} if args.seconds else {}))
     unpaced: dict[str, Any] = {}
@@ -504,18 +527,18 @@ def prepare_device(args: argparse.Namespace) -> None:
 
 def write_data(folder: Path) -> None:
     """data.npz: token ids of every text, the stock styles and the targets' prompts."""
-    from clone_devset import TARGETS, target
+    from clone_devset import PROMPT_TEXTS, TARGETS, target
 
     from voicedesk.core.audio.export import write_wav
 
     folder.mkdir(parents=True, exist_ok=True)
     _, stock = load_stock_only()
-    prompts = {n: target(n, cache_folder()).prompt_16k for n in TARGETS}
-    ids = {**text_ids(), "heard": heard_ids(prompts)}
+    prompts = {kind: {n: target(n, cache_folder(), text).prompt_16k for n in TARGETS} for kind, text in PROMPT_TEXTS.items()}
+    ids = {**text_ids(), **{keyed("heard", kind): heard_ids(p) for kind, p in prompts.items()}}
     np.savez(folder / "data.npz", ids=json.dumps(ids), **{f"stock:{k}": v for k, v in stock.items()},
-             **{f"prompt:{k}": v for k, v in prompts.items()})
+             **{f"{keyed('prompt', kind)}:{k}": v for kind, p in prompts.items() for k, v in p.items()})
     # The bench's and the GPU profile's prompt, 16-bit WAV (read there without soundfile).
-    write_wav(folder / "prompt.wav", prompts["mb-us1"], 16000)
+    write_wav(folder / "prompt.wav", prompts[""]["mb-us1"], 16000)
     print("wrote", folder / "data.npz", "and", folder / "prompt.wav")
 
 
@@ -554,9 +577,14 @@ def run_device(args: argparse.Namespace) -> None:
     with np.load(data / "data.npz") as z:
         ids = json.loads(str(z["ids"]))
         stock = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("stock:")}
-        prompts = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("prompt:")}
+        # "prompt:NAME" (~3 s), "prompt_long:NAME", "prompt_longer:NAME": by kind ("", "long", "longer").
+        prompts_by_kind: dict[str, dict[str, np.ndarray]] = {}
+        for key in (k for k in z.files if k.startswith("prompt")):
+            head, target_name = key.split(":", 1)
+            prompts_by_kind.setdefault(head.removeprefix("prompt").lstrip("_"), {})[target_name] = z[key]
     if args.targets:
-        prompts = {n: prompts[n] for n in args.targets.split(",")}
+        prompts_by_kind = {kind: {n: p[n] for n in args.targets.split(",")} for kind, p in prompts_by_kind.items()}
+    prompts = prompts_by_kind[""]
     ge2e_weights, judge_model = data / "ge2e.pt", data / "embedder.int8.onnx"
     ge2e = GE2E(args.device, weights=ge2e_weights if ge2e_weights.is_file() else None)
     judge = Judge(judge_model if judge_model.is_file() else None)
@@ -574,8 +602,8 @@ def run_device(args: argparse.Namespace) -> None:
     for index, name in enumerate(names):
         print(f"config {name} (words {words_kind(name)})", flush=True)
         unpaced: dict[str, Any] = {}
-        fitted = fit_all(model, stock, prompts, ids, name, ge2e, judge, log=lambda s: print(s, flush=True),
-                         pace_pairs=unpaced)
+        fitted = fit_all(model, stock, prompts_by_kind[prompt_kind(name)], ids, name, ge2e, judge,
+                         log=lambda s: print(s, flush=True), pace_pairs=unpaced)
         for target_name, r in fitted.items():
             key = f"fit|{name}|{target_name}"
             meta = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after", "ge2e_before",

@@ -31,6 +31,13 @@ TARGETS: dict[str, str] = {
     "en-us+f2": "female, American (espeak-ng formant)",
 }
 PROMPT_TEXT = "The old lighthouse keeper watched the boats come home."
+# Longer prompts, to measure what a longer recording buys (sweep 27): by name, the prompt's text.
+PROMPT_TEXTS: dict[str, str] = {
+    "": PROMPT_TEXT,  # ~3 s
+    "long": PROMPT_TEXT + " A gentle breeze carried the smell of fresh bread through the open window.",  # ~6 s
+    "longer": PROMPT_TEXT + " A gentle breeze carried the smell of fresh bread through the open window."
+    " Somewhere down the lane, a dog began to bark at the passing cart.",  # ~9-11 s
+}
 REFERENCE = (
     "Her brother plays the violin every Sunday morning.",
     "The market opens early when the weather is fine.",
@@ -78,8 +85,8 @@ def load_16k(path: Path) -> np.ndarray:
     return resample(audio.mean(axis=1), rate, 16000)
 
 
-def target(name: str, folder: Path) -> Target:
-    prompt = record(name, PROMPT_TEXT, folder)
+def target(name: str, folder: Path, prompt_text: str = PROMPT_TEXT) -> Target:
+    prompt = record(name, prompt_text, folder)
     return Target(
         name=name,
         prompt_16k=load_16k(prompt),

@@ -54,7 +54,7 @@ def clone(args: argparse.Namespace) -> int:
     from voicedesk.core.clone.fit import FitResult, fit_voice
     from voicedesk.core.clone.report import percent
     from voicedesk.core.clone.saving import saved_voice
-    from voicedesk.core.clone.words import prompt_words, within_budget
+    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS, prompt_words, within_budget
     from voicedesk.core.engine import Engine
     from voicedesk.core.engine.voices import stock_voice_names
     from voicedesk.core.errors import InputError
@@ -70,19 +70,24 @@ def clone(args: argparse.Namespace) -> int:
     prompt = load_prompt(args.prompt)
     for notice in prompt.notices:
         print(f"Note: {notice}", file=sys.stderr)
-    words = prompt_words(prompt, args.transcript, args.language)
-    if words.notice:
-        print(f"Note: {words.notice}", file=sys.stderr)
-    elif words.heard:
-        print(f"Heard: “{words.text}” (if that is wrong, give the words with --transcript).", file=sys.stderr)
-    settings = within_budget(settings, words)
+    # Typed words are checked before the slow part; heard ones wait for the device (on the CPU, a long
+    # prompt's start only).
+    typed = prompt_words(prompt, args.transcript, args.language) if args.transcript.strip() else None
 
     started = time.perf_counter()
     engine = Engine.load(device=args.device)
     print(f"Fitting on {engine.device} ({engine.device_reason}).", file=sys.stderr)
+    words = typed or prompt_words(prompt, "", args.language, within=CPU_PROMPT_SECONDS if engine.device == "cpu" else 0.0)
+    if words.notice:
+        print(f"Note: {words.notice}", file=sys.stderr)
+    elif words.heard:
+        print(f"Heard: “{words.text}” (if that is wrong, give the words with --transcript).", file=sys.stderr)
+    if words.part_notice:
+        print(f"Note: {words.part_notice}", file=sys.stderr)
+    settings = within_budget(settings, words)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     result: FitResult | None = None
-    job = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, prompt_ids=words.ids,
+    job = fit_voice(engine.model, stock, words.part(prompt.audio_16k()), settings=settings, prompt_ids=words.ids,
                     graphs=engine.graphs)
     try:
         for item in job:
@@ -97,7 +102,7 @@ def clone(args: argparse.Namespace) -> int:
         job.close()  # on Ctrl-C, ends the fit now; nothing has been saved
     if result is None:
         raise RuntimeError("the fit ended without a result")
-    library.save(saved_voice(name, result, prompt, args.language, words.text))
+    library.save(saved_voice(name, result, prompt, args.language, words.transcript))
     report = result.report
     steps = f"{result.steps} fitting step{'' if result.steps == 1 else 's'}"
     print(f"Saved voice {name!r} ({steps}, {time.perf_counter() - started:.0f} s).")

@@ -88,15 +88,15 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     are transcribed when the transcriber is installed."""
     from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
     from voicedesk.core.clone.saving import saved_voice
-    from voicedesk.core.clone.words import prompt_words, within_budget
+    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS, prompt_words, within_budget
     from voicedesk.core.library.voices import VoiceLibrary
 
-    words = prompt_words(prompt, transcript, language)
+    words = prompt_words(prompt, transcript, language, within=CPU_PROMPT_SECONDS if engine.device == "cpu" else 0.0)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     settings = within_budget(FitSettings(steps=steps) if steps else FitSettings(), words)
     result: FitResult | None = None
     ge2e, judge = clone_tools(str(engine.device))
-    fit = fit_voice(engine.model, stock, prompt.audio_16k(), settings=settings, ge2e=ge2e, judge=judge,
+    fit = fit_voice(engine.model, stock, words.part(prompt.audio_16k()), settings=settings, ge2e=ge2e, judge=judge,
                     prompt_ids=words.ids, graphs=engine.graphs)
     with _closing(fit):
         for item in fit:
@@ -106,7 +106,7 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
                 yield item
     if result is None:
         raise RuntimeError("the fit ended without a result")
-    saved = VoiceLibrary(reserved_names=stock).save(saved_voice(name, result, prompt, language, words.text))
+    saved = VoiceLibrary(reserved_names=stock).save(saved_voice(name, result, prompt, language, words.transcript))
     return CloneOutcome(saved, result.report, result.seconds, words)
 
 

