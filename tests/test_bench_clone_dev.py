@@ -39,9 +39,10 @@ def test_words_follow_the_name(clone_dev: ModuleType, config: str, words: str) -
 
 def test_long_prompt_configs_fit_the_long_prompts_words(clone_dev: ModuleType) -> None:
     ids = {"prompt": [1], "prompt_long": [1, 2], "heard": {"x": [3]}, "heard_long": {"x": [3, 4]},
-           "heard_longer": {"x": [3, 4, 5]}}
+           "heard_longer": {"x": [3, 4, 5]}, "heard_long_start": {"x": [6]}}
     assert {"s27-heard-seed0", "s27-long-heard-seed0", "s27-longer-heard-seed0"} <= set(clone_dev.CONFIGS)
     assert clone_dev.words_of("s27-long-heard-seed0", ids, "x") == [3, 4]
     assert clone_dev.words_of("s27-longer-heard-seed1", ids, "x") == [3, 4, 5]
     assert clone_dev.words_of("s27-heard-seed0", ids, "x") == [3]
+    assert clone_dev.words_of("s27-long-whole-heard-seed1", ids, "x") == [6]  # all the prompt, its start's words
     assert clone_dev.words_of("s15-typed-seed2", ids, "x") == [1]

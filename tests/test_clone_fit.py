@@ -202,6 +202,20 @@ def test_the_prompts_words_take_part_in_the_fit(
     assert small_fit[1].pitch.pace == 1.0
 
 
+def test_the_words_may_be_those_of_the_prompts_start(
+    cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray,
+) -> None:
+    # A longer recording whose words are known for its start only (as the CPU hears a long prompt): the pace is
+    # measured on that stretch, so the voice speaks as fast as the speaker (1.2x), not as if the words took
+    # the whole recording (about 0.6x, clipped to the slowest pace).
+    said = transcript_ids(PROMPT_WORDS, "en", prompt_16k.size / 16000)
+    longer = np.concatenate([prompt_16k, np.zeros(4000, np.float32), prompt_16k])
+    result = run_to_end(fit_voice(cpu_engine.model, stock, longer, settings=replace(SMALL, steps=1), prompt_ids=said,
+                                  said_16k=prompt_16k))
+    assert np.isfinite(result.style).all()
+    assert 1.05 < result.pitch.pace <= PACE_MATCHED[1]
+
+
 def test_on_the_cpu_only_the_last_state_is_checked_by_default(
     cpu_engine: Any, stock: dict[str, np.ndarray], prompt_16k: np.ndarray, said_passes: list[int],
 ) -> None:

@@ -228,6 +228,9 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 27 (GPU): what a longer recording buys: the same fit on a ~6 s prompt of two sentences and a ~9-11 s one of
     # three (their words heard), against the ~3 s one.
     **{f"s27{p}-heard-seed{k}": FitSettings(seconds=600, seed=k) for p in ("", "-long", "-longer") for k in range(4)},
+    # ... on this CPU (--seconds 60), the words of the long prompt's start with the encoder, pitch and spectral shape
+    # hearing all of it ("whole"), against the start alone.
+    **{f"s27-long-whole-heard-seed{k}": FitSettings(seconds=600, seed=k) for k in range(4)},
 }
 
 
@@ -271,12 +274,21 @@ def keyed(base: str, prompt: str) -> str:
     return f"{base}_{prompt}" if prompt else base
 
 
+def whole(config: str) -> bool:
+    """Whether a configuration's fit hears all of a long prompt with the words of its start ("whole" in its name)."""
+    return "whole" in config.split("-")
+
+
+def heard_key(config: str) -> str:
+    """The data's key of the words heard in a configuration's prompt (of its start, for "whole" ones)."""
+    return keyed("heard", prompt_kind(config)) + ("_start" if whole(config) else "")
+
+
 def words_of(config: str, ids: dict[str, Any], name: str) -> list[int] | None:
     kind = words_kind(config)
     if kind == "none":
         return None
-    prompt = prompt_kind(config)
-    return ids[keyed("heard", prompt)][name] if kind == "heard" else ids[keyed("prompt", prompt)]
+    return ids[heard_key(config)][name] if kind == "heard" else ids[keyed("prompt", prompt_kind(config))]
 
 
 def heard_words(prompts: dict[str, np.ndarray], within: float = 0.0) -> dict[str, Any]:
@@ -298,15 +310,17 @@ def heard_ids(prompts: dict[str, np.ndarray]) -> dict[str, list[int] | None]:
 
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
             config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None,
-            pace_pairs: dict[str, Any] | None = None) -> dict[str, Any]:
+            pace_pairs: dict[str, Any] | None = None, said: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
     """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times.
-    `pace_pairs` (a dict) receives each target's held-out speech at pace 1, where the voice has its own."""
+    `pace_pairs` (a dict) receives each target's held-out speech at pace 1, where the voice has its own;
+    `said`: per target, the stretch of its prompt the words are the words of (default: all of it)."""
     out: dict[str, Any] = {}
     for name, prompt in prompts.items():
         t0 = time.perf_counter()
         result: FitResult | None = None
         for item in fit_voice(model, stock, prompt, settings=settings or CONFIGS[config], ge2e=ge2e, judge=judge,
-                              fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=words_of(config, ids, name)):
+                              fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=words_of(config, ids, name),
+                              said_16k=(said or {}).get(name)):
             if isinstance(item, FitResult):
                 result = item
         assert result is not None
@@ -457,14 +471,18 @@ def run_cpu(args: argparse.Namespace) -> None:
     model, stock = load_local()
     ids = text_ids()
     prompts = {n: target(n, cache_folder(), PROMPT_TEXTS[prompt_kind(args.config)]).prompt_16k for n in names}
+    said: dict[str, np.ndarray] = {}
     if words_kind(args.config) == "heard":  # as the app hears on the CPU: a long prompt's start
         heard = heard_words(prompts, within=CPU_PROMPT_SECONDS)
-        ids[keyed("heard", prompt_kind(args.config))] = {n: w.ids for n, w in heard.items()}
-        prompts = {n: heard[n].part(p) for n, p in prompts.items()}
+        ids[heard_key(args.config)] = {n: w.ids for n, w in heard.items()}
+        said = {n: heard[n].part(p) for n, p in prompts.items()}
+        if not whole(args.config):  # the fit gets the start alone, not all the prompt and its start
+            prompts, said = said, {}
     settings = replace(CONFIGS[args.config], **({"steps": args.steps} if args.steps else {}),
                        **({"seconds": args.seconds} if args.seconds else {}))
     unpaced: dict[str, Any] = {}
-    fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings, pace_pairs=unpaced)
+    fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings, pace_pairs=unpaced,
+                     said=said)
     stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
     scorer = Scorer()
     result = score(scorer, stock_audio, fitted)
@@ -530,13 +548,18 @@ def write_data(folder: Path) -> None:
     from clone_devset import PROMPT_TEXTS, TARGETS, target
 
     from voicedesk.core.audio.export import write_wav
+    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS
 
     folder.mkdir(parents=True, exist_ok=True)
     _, stock = load_stock_only()
     prompts = {kind: {n: target(n, cache_folder(), text).prompt_16k for n in TARGETS} for kind, text in PROMPT_TEXTS.items()}
     ids = {**text_ids(), **{keyed("heard", kind): heard_ids(p) for kind, p in prompts.items()}}
+    # For "whole" configurations: the long prompts' starts as the CPU hears them, and their words.
+    starts = {kind: heard_words(p, within=CPU_PROMPT_SECONDS) for kind, p in prompts.items() if kind}
+    ids.update({f"heard_{kind}_start": {n: w.ids for n, w in heard.items()} for kind, heard in starts.items()})
     np.savez(folder / "data.npz", ids=json.dumps(ids), **{f"stock:{k}": v for k, v in stock.items()},
-             **{f"{keyed('prompt', kind)}:{k}": v for kind, p in prompts.items() for k, v in p.items()})
+             **{f"{keyed('prompt', kind)}:{k}": v for kind, p in prompts.items() for k, v in p.items()},
+             **{f"said_{kind}:{n}": w.part(prompts[kind][n]) for kind, heard in starts.items() for n, w in heard.items()})
     # The bench's and the GPU profile's prompt, 16-bit WAV (read there without soundfile).
     write_wav(folder / "prompt.wav", prompts[""]["mb-us1"], 16000)
     print("wrote", folder / "data.npz", "and", folder / "prompt.wav")
@@ -578,10 +601,13 @@ def run_device(args: argparse.Namespace) -> None:
         ids = json.loads(str(z["ids"]))
         stock = {k.split(":", 1)[1]: z[k] for k in z.files if k.startswith("stock:")}
         # "prompt:NAME" (~3 s), "prompt_long:NAME", "prompt_longer:NAME": by kind ("", "long", "longer").
+        # ... and "said_long:NAME": a long prompt's start, whose words "whole" configurations fit with.
         prompts_by_kind: dict[str, dict[str, np.ndarray]] = {}
-        for key in (k for k in z.files if k.startswith("prompt")):
+        said_by_kind: dict[str, dict[str, np.ndarray]] = {}
+        for key in (k for k in z.files if k.startswith(("prompt", "said_"))):
             head, target_name = key.split(":", 1)
-            prompts_by_kind.setdefault(head.removeprefix("prompt").lstrip("_"), {})[target_name] = z[key]
+            into = said_by_kind if head.startswith("said_") else prompts_by_kind
+            into.setdefault(head.removeprefix("prompt").removeprefix("said").lstrip("_"), {})[target_name] = z[key]
     if args.targets:
         prompts_by_kind = {kind: {n: p[n] for n in args.targets.split(",")} for kind, p in prompts_by_kind.items()}
     prompts = prompts_by_kind[""]
@@ -603,7 +629,8 @@ def run_device(args: argparse.Namespace) -> None:
         print(f"config {name} (words {words_kind(name)})", flush=True)
         unpaced: dict[str, Any] = {}
         fitted = fit_all(model, stock, prompts_by_kind[prompt_kind(name)], ids, name, ge2e, judge,
-                         log=lambda s: print(s, flush=True), pace_pairs=unpaced)
+                         log=lambda s: print(s, flush=True), pace_pairs=unpaced,
+                         said=said_by_kind[prompt_kind(name)] if whole(name) else None)
         for target_name, r in fitted.items():
             key = f"fit|{name}|{target_name}"
             meta = json.dumps({k: r[k] for k in ("seconds", "steps", "start", "before", "after", "ge2e_before",

@@ -87,7 +87,8 @@ def clone(args: argparse.Namespace) -> int:
     settings = within_budget(settings, words)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     result: FitResult | None = None
-    job = fit_voice(engine.model, stock, words.part(prompt.audio_16k()), settings=settings, prompt_ids=words.ids,
+    audio = prompt.audio_16k()
+    job = fit_voice(engine.model, stock, audio, settings=settings, prompt_ids=words.ids, said_16k=words.part(audio),
                     graphs=engine.graphs)
     try:
         for item in job:

@@ -96,8 +96,9 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     settings = within_budget(FitSettings(steps=steps) if steps else FitSettings(), words)
     result: FitResult | None = None
     ge2e, judge = clone_tools(str(engine.device))
-    fit = fit_voice(engine.model, stock, words.part(prompt.audio_16k()), settings=settings, ge2e=ge2e, judge=judge,
-                    prompt_ids=words.ids, graphs=engine.graphs)
+    audio = prompt.audio_16k()
+    fit = fit_voice(engine.model, stock, audio, settings=settings, ge2e=ge2e, judge=judge, prompt_ids=words.ids,
+                    said_16k=words.part(audio), graphs=engine.graphs)
     with _closing(fit):
         for item in fit:
             if isinstance(item, FitResult):

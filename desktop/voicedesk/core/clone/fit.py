@@ -322,6 +322,7 @@ def fit_voice(
     fit_ids: Sequence[Sequence[int]] | None = None,
     check_ids: Sequence[int] | None = None,
     prompt_ids: Sequence[int] | None = None,
+    said_16k: NDArray[np.float32] | None = None,
     graphs: FrameGraphs | None = None,
 ) -> Generator[FitProgress | FitResult, None, None]:
     """Fit a style to `prompt_16k` (mono float32, 16 kHz) with the Kokoro `model`.
@@ -329,7 +330,9 @@ def fit_voice(
     `stock` maps voice names to their [L, 256] styles. The model speaks English fitting sentences
     whatever the prompt's language (timbre does not depend on it); `fit_ids` / `check_ids` replace
     them with token ids. `prompt_ids` are the token ids of what the prompt says, when known: the
-    fit then also compares the model's speech of those words with the prompt, sound by sound.
+    fit then also compares the model's speech of those words with the prompt, sound by sound;
+    `said_16k`, if given, is the stretch of the prompt they are the words of (a long prompt's start:
+    `words.PromptWords.part`), while the speaker encoder, the pitch and the spectral shape hear it all.
     `graphs` (the engine's synthesis graphs, on CUDA) speak the passes that need no gradient: ranking
     the stock voices, the checks and the report, at a third of their eager time.
     Yields FitProgress per step, then one FitResult.
@@ -354,12 +357,13 @@ def fit_voice(
     yield FitProgress(0, cfg.steps, 0.0, cfg.seconds, "preparing")
 
     prompt = trim_edges(np.asarray(prompt_16k, dtype=np.float32))
+    said_part = prompt if said_16k is None else trim_edges(np.asarray(said_16k, dtype=np.float32))
     target = torch.from_numpy(ge2e.embed_numpy(prompt)).to(device)
     prompt_pitch = median_pitch(prompt, 16000)
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
     with torch.no_grad():
         target_shape = spectral_shape(ge2e, torch.from_numpy(prompt).to(device), cfg.spectrum_voiced)
-        target_envelope = envelope(ge2e.mel(torch.from_numpy(prompt).to(device).unsqueeze(0))[0])
+        target_envelope = envelope(ge2e.mel(torch.from_numpy(said_part).to(device).unsqueeze(0))[0])
     uses_words = cfg.prompt_weight or cfg.start_prompt_penalty or cfg.select_prompt_weight
     said = _sentence(prompt_ids, device) if (prompt_ids and uses_words) else None
     sentences = [_sentence(ids, device) for ids in (fit_ids or [text_ids(t) for t in FIT_TEXTS])]
@@ -651,7 +655,7 @@ def fit_voice(
                 return torch.from_numpy(fitted[row_index(sentence.n_phonemes, len(fitted))]).unsqueeze(0).to(device)
 
             if said and cfg.match_pace:
-                pitch = replace(pitch, pace=voice_pace(speak(fitted_row(said), said, graphed=True)[0], prompt))
+                pitch = replace(pitch, pace=voice_pace(speak(fitted_row(said), said, graphed=True)[0], said_part))
             prompt_vec = judge.embed(prompt)
             after_wav, _ = speak(fitted_row(check), check, graphed=True, speed=pitch.pace)
             before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
