@@ -57,8 +57,8 @@ class PromptWords:
         if not self.until:
             return ""
         return (f"On the CPU the fit compares the voice sound by sound with the recording's first {self.until:.1f} s "
-                f"(“{self.text}”) and hears the rest as a whole: all of its words would leave it too few steps in "
-                "the time. With a GPU it uses all of them.")
+                f"(“{self.text}”) and hears all of it as a whole: speaking all of its words would leave too few steps "
+                "in the time. With a GPU it uses all of them.")
 
 
 def transcriber_available() -> bool:
