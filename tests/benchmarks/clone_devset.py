@@ -31,12 +31,14 @@ TARGETS: dict[str, str] = {
     "en-us+f2": "female, American (espeak-ng formant)",
 }
 PROMPT_TEXT = "The old lighthouse keeper watched the boats come home."
-# Longer prompts, to measure what a longer recording buys (sweep 27): by name, the prompt's text.
+# Longer prompts, to measure what a longer recording buys (sweep 27): by name, the prompt's text, each the
+# one before it and one sentence more.
+_MORE = (" A gentle breeze carried the smell of fresh bread through the open window.",
+         " Somewhere down the lane, a dog began to bark at the passing cart.")
 PROMPT_TEXTS: dict[str, str] = {
     "": PROMPT_TEXT,  # ~3 s
-    "long": PROMPT_TEXT + " A gentle breeze carried the smell of fresh bread through the open window.",  # ~6 s
-    "longer": PROMPT_TEXT + " A gentle breeze carried the smell of fresh bread through the open window."
-    " Somewhere down the lane, a dog began to bark at the passing cart.",  # ~9-11 s
+    "long": PROMPT_TEXT + _MORE[0],  # ~6 s
+    "longer": PROMPT_TEXT + "".join(_MORE),  # ~9-11 s
 }
 REFERENCE = (
     "Her brother plays the violin every Sunday morning.",

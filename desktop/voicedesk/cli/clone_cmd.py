@@ -54,7 +54,7 @@ def clone(args: argparse.Namespace) -> int:
     from voicedesk.core.clone.fit import FitResult, fit_voice
     from voicedesk.core.clone.report import percent
     from voicedesk.core.clone.saving import saved_voice
-    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS, prompt_words, within_budget
+    from voicedesk.core.clone.words import prompt_words, within_budget, words_within
     from voicedesk.core.engine import Engine
     from voicedesk.core.engine.voices import stock_voice_names
     from voicedesk.core.errors import InputError
@@ -77,7 +77,7 @@ def clone(args: argparse.Namespace) -> int:
     started = time.perf_counter()
     engine = Engine.load(device=args.device)
     print(f"Fitting on {engine.device} ({engine.device_reason}).", file=sys.stderr)
-    words = typed or prompt_words(prompt, "", args.language, within=CPU_PROMPT_SECONDS if engine.device == "cpu" else 0.0)
+    words = typed or prompt_words(prompt, "", args.language, within=words_within(engine.device))
     if words.notice:
         print(f"Note: {words.notice}", file=sys.stderr)
     elif words.heard:

@@ -88,10 +88,10 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     are transcribed when the transcriber is installed."""
     from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
     from voicedesk.core.clone.saving import saved_voice
-    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS, prompt_words, within_budget
+    from voicedesk.core.clone.words import prompt_words, within_budget, words_within
     from voicedesk.core.library.voices import VoiceLibrary
 
-    words = prompt_words(prompt, transcript, language, within=CPU_PROMPT_SECONDS if engine.device == "cpu" else 0.0)
+    words = prompt_words(prompt, transcript, language, within=words_within(engine.device))
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     settings = within_budget(FitSettings(steps=steps) if steps else FitSettings(), words)
     result: FitResult | None = None

@@ -32,6 +32,11 @@ CPU_PROMPT_SECONDS = 4.0
 SENTENCE_END = (".", "!", "?", ",", ";", ":")
 
 
+def words_within(device: str) -> float:
+    """How much of a prompt's start the fit on `device` takes the words of (`words_of`'s `within`; 0: all)."""
+    return CPU_PROMPT_SECONDS if device == "cpu" else 0.0
+
+
 @dataclass(frozen=True)
 class PromptWords:
     text: str  # "" when unknown
