@@ -408,7 +408,8 @@ def test_the_fixed_shape_step_computes_the_eager_fits_loss(cpu_engine: Any, prom
         mean_similarity = float(viewed.step())
         again = torch.Generator().manual_seed(3)
         wav = utterance(start + delta)[0]  # with gradients, as the step speaks it (no_grad rounds differently)
-        views = [float(ge2e.embed_one(augment_fixed_length(wav, again, CROP)) @ targets.embedding) for _ in range(3)]
+        views = [float((ge2e.embed_one(augment_fixed_length(wav, again, CROP)) @ targets.embedding).detach())
+                 for _ in range(3)]
     finally:
         model.deterministic_source, model.vocoder_bf16 = False, bf16
     assert max(views) - min(views) > 1e-4  # three different copies

@@ -44,6 +44,7 @@ from voicedesk.core.clone.fit import (  # noqa: E402
     FitSettings,
     fit_voice,
     row_index,
+    voice_pace,
 )
 from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch  # noqa: E402
 
@@ -231,6 +232,8 @@ CONFIGS: dict[str, FitSettings] = {
     # ... on this CPU (--seconds 60), the words of the long prompt's start with the encoder, pitch and spectral shape
     # hearing all of it ("whole"), against the start alone.
     **{f"s27-long-whole-heard-seed{k}": FitSettings(seconds=600, seed=k) for k in range(4)},
+    # Sweep 29: the pace read a sentence at a time, pauses left out (each result also at the earlier pace: -onepiece).
+    **{f"s29{p}-heard-seed{k}": FitSettings(seconds=600, seed=k) for p in ("", "-long", "-longer") for k in range(4)},
 }
 
 
@@ -641,15 +644,36 @@ def run_device(args: argparse.Namespace) -> None:
             spoken = [*ids["held_out"], *ids["wer_extra"]]
             saved[f"{key}|rows"] = np.stack([r["style"][row_index(len(h), len(r["style"]))] for h in spoken])
             saved[f"{key}|meta"] = meta
+            saved[f"{key}|style"] = r["style"].astype(np.float16)  # all rows: any sentence can be spoken again
             if unpaced:  # the same styles at pace 1, scored as configuration NAME-pace1 (the pace's effect, paired)
                 for k, a in enumerate(unpaced.get(target_name, r["audio"][:2])):
                     saved[f"fit|{name}-pace1|{target_name}|audio{k}"] = a.astype(np.float16)
                 saved[f"fit|{name}-pace1|{target_name}|meta"] = meta
+                said = (said_by_kind if whole(name) else prompts_by_kind)[prompt_kind(name)][target_name]
+                words = words_of(name, ids, target_name)
+                if words:  # ... and at the pace read as before sweep 29, as configuration NAME-onepiece
+                    for k, a in enumerate(paced_in_one_piece(model, r, words, said, ids["held_out"])):
+                        saved[f"fit|{name}-onepiece|{target_name}|audio{k}"] = a.astype(np.float16)
+                    saved[f"fit|{name}-onepiece|{target_name}|meta"] = meta
         # A few configurations per file: the GPU machine sends back at most 8 files of 16 MiB.
         per_file = max(CONFIGS_PER_FILE, -(-len(names) // 8))
         np.savez(Path(args.out) / f"results-{index // per_file}.npz", **saved)
         if index % per_file == per_file - 1:
             saved = dict(shared)
+
+
+def paced_in_one_piece(model: Any, fitted: dict[str, Any], words: list[int], said_16k: np.ndarray,
+                       sentences: list[list[int]]) -> list[np.ndarray]:
+    """`sentences` spoken by a fitted voice at the pace read from the prompt's words said in one piece, with
+    the row for their whole length, and lengths with pauses (edges trimmed): the fit's pace before sweep 29."""
+    import torch
+
+    from voicedesk.core.audio.resample import resample
+
+    speech = torch.from_numpy(resample(speak(model, fitted["style"], words), 24000, 16000))
+    pitch = Pitch(**{**fitted["pitch"], "pace": voice_pace([speech], said_16k, pauses_out=False)})
+    print(f"    pace in one piece {pitch.pace:.3f} (a sentence at a time {fitted['pitch']['pace']:.3f})", flush=True)
+    return [speak(model, fitted["style"], h, pitch=pitch) for h in sentences]
 
 
 def score_results(args: argparse.Namespace) -> None:

@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from voicedesk.core.clone.judge import Judge, trim_edges
+from voicedesk.core.clone.judge import HOP, TRIM_DB, Judge, trim_edges
 from voicedesk.core.clone.pitch import log_spread, median_pitch, voiced_log_f0
 from voicedesk.core.clone.report import QualityReport
 from voicedesk.core.engine.config import NEUTRAL_PITCH, SCALE_RANGE, SPREAD_RANGE, Pitch
@@ -135,6 +135,7 @@ class FitSettings:
     # With the prompt's words: give the voice the prompt's pace (how long the model takes to say those words
     # against how long the prompt takes), so that it speaks at the speaker's rate, not the model's.
     match_pace: bool = True
+    pace_by_sentence: bool = True  # ... measured a sentence at a time, pauses left out (sweep 29)
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
     # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in
     # a 2-core CPU's minute a check costs most of a step and patience never ends the fit; without them 11 steps
@@ -655,7 +656,10 @@ def fit_voice(
                 return torch.from_numpy(fitted[row_index(sentence.n_phonemes, len(fitted))]).unsqueeze(0).to(device)
 
             if said and cfg.match_pace:
-                pitch = replace(pitch, pace=voice_pace(speak(fitted_row(said), said, graphed=True)[0], said_part))
+                pieces = ([_sentence(ids, device) for ids in sentence_ids(said.ids[0, 1:-1].tolist())]
+                          if cfg.pace_by_sentence else [said])
+                spoken = [speak(fitted_row(piece), piece, graphed=True)[0] for piece in pieces]
+                pitch = replace(pitch, pace=voice_pace(spoken, said_part, cfg.pace_by_sentence))
             prompt_vec = judge.embed(prompt)
             after_wav, _ = speak(fitted_row(check), check, graphed=True, speed=pitch.pace)
             before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
@@ -676,14 +680,58 @@ def fit_voice(
 PACE_MATCHED = (0.8, 1.3)  # a measured pace outside this is more likely a pause or a mishearing than a rate
 
 
-def voice_pace(speech_16k: torch.Tensor, prompt_16k: NDArray[np.float32]) -> float:
-    """The pace that makes the model's speech of the prompt's words (`speech_16k`) last as long as the
-    prompt (edges trimmed alike). Kokoro reads the development voices' held-out sentences 1.0-1.3x
-    slower than the speakers do; at the measured pace the independent judge heard them closer
-    (docs/benchmarks/clone-dev.md, sweep 14)."""
-    ours = trim_edges(speech_16k.float().cpu().numpy()).size
-    theirs = trim_edges(np.asarray(prompt_16k, np.float32)).size
+def voice_pace(speech_16k: Sequence[torch.Tensor], prompt_16k: NDArray[np.float32], pauses_out: bool = True) -> float:
+    """The pace that makes the model's speech of the prompt's words (`speech_16k`, a sentence each) last as
+    long as the prompt, both without their pauses (`speaking_length`; with `pauses_out` False: edges trimmed
+    only). Kokoro reads the development voices' held-out sentences 1.0-1.3x slower than the speakers do; at
+    the measured pace the independent judge heard them closer (docs/benchmarks/clone-dev.md, sweep 14)."""
+    length = speaking_length if pauses_out else lambda wav: trim_edges(wav).size
+    ours = sum(length(s.float().cpu().numpy()) for s in speech_16k)
+    theirs = length(np.asarray(prompt_16k, np.float32))
     return float(np.clip(ours / max(theirs, 1), *PACE_MATCHED))
+
+
+def sentence_ids(ids: Sequence[int]) -> list[list[int]]:
+    """Token ids cut after each sentence's end, as the engine speaks a text: a sentence at a time, each with
+    the style row for its own length. In one piece a long prompt's words take the row of a longer text,
+    which the voice speaks at another rate: 1.30x (the clip) where its sentences, spoken apart, measured
+    1.03-1.30x (clone-dev.md, sweep 29)."""
+    from voicedesk.core.text.vocab import kokoro_vocab
+
+    vocab = kokoro_vocab()
+    ends = {vocab[s] for s in ".!?…" if s in vocab}
+    pieces: list[list[int]] = [[]]
+    for token in ids:
+        if pieces[-1] or token != vocab.get(" "):
+            pieces[-1].append(token)
+        if token in ends and len(pieces[-1]) >= MIN_SENTENCE_TOKENS:
+            pieces.append([])
+    if len(pieces) > 1 and len(pieces[-1]) < MIN_SENTENCE_TOKENS:  # a stray end: part of the last sentence
+        pieces[-2].extend(pieces.pop())
+    return [piece for piece in pieces if piece]
+
+
+MIN_SENTENCE_TOKENS = 4  # fewer: punctuation or a stray syllable, not a sentence of its own
+
+
+PAUSE_SECONDS = 0.2  # a quiet stretch this long inside speech is a pause, not a stop consonant's closure
+
+
+def speaking_length(wav_16k: NDArray[np.float32], pause_db: float = TRIM_DB) -> int:
+    """Samples of speech in `wav_16k`: edges trimmed and pauses (quiet runs of PAUSE_SECONDS or more,
+    `pause_db` below the loudest 10 ms frame) left out."""
+    n = len(wav_16k) // HOP
+    if n < 2:
+        return len(wav_16k)
+    energy = np.square(wav_16k[: n * HOP].reshape(n, HOP)).mean(axis=1)
+    loud = energy > energy.max() * 10 ** (-pause_db / 10)
+    edges = np.flatnonzero(loud)
+    if edges.size == 0:
+        return 0
+    inner = loud[edges[0] : edges[-1] + 1]
+    runs = np.diff(np.flatnonzero(np.diff(np.r_[1, inner.astype(np.int8), 1])))[::2]  # lengths of quiet runs
+    paused = int(runs[runs >= PAUSE_SECONDS * 16000 / HOP].sum())
+    return int(inner.size - paused) * HOP
 
 
 TRACKER_TRUST = math.log(1.15)  # how far the tracker's median may stray from the model's own F0's
