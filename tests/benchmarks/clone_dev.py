@@ -644,7 +644,6 @@ def run_device(args: argparse.Namespace) -> None:
             spoken = [*ids["held_out"], *ids["wer_extra"]]
             saved[f"{key}|rows"] = np.stack([r["style"][row_index(len(h), len(r["style"]))] for h in spoken])
             saved[f"{key}|meta"] = meta
-            saved[f"{key}|style"] = r["style"].astype(np.float16)  # all rows: any sentence can be spoken again
             if unpaced:  # the same styles at pace 1, scored as configuration NAME-pace1 (the pace's effect, paired)
                 for k, a in enumerate(unpaced.get(target_name, r["audio"][:2])):
                     saved[f"fit|{name}-pace1|{target_name}|audio{k}"] = a.astype(np.float16)
@@ -671,7 +670,7 @@ def paced_in_one_piece(model: Any, fitted: dict[str, Any], words: list[int], sai
     from voicedesk.core.audio.resample import resample
 
     speech = torch.from_numpy(resample(speak(model, fitted["style"], words), 24000, 16000))
-    pitch = Pitch(**{**fitted["pitch"], "pace": voice_pace([speech], said_16k, pauses_out=False)})
+    pitch = Pitch(**{**fitted["pitch"], "pace": voice_pace([speech], said_16k)})
     print(f"    pace in one piece {pitch.pace:.3f} (a sentence at a time {fitted['pitch']['pace']:.3f})", flush=True)
     return [speak(model, fitted["style"], h, pitch=pitch) for h in sentences]
 

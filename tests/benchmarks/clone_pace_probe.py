@@ -5,13 +5,13 @@ the prompt lasts (`fit.voice_pace`). Said in one piece, a long prompt's words ta
 and the pauses between its sentences count as speech; the engine speaks a text a sentence at a time, each with
 its own row. Here every fitted voice says the prompt's words again on this CPU, a sentence at a time, with the
 saved row nearest each sentence's length (only the spoken sentences' rows are saved), and the pace is read
-without pauses (`fit.sentence_ids`, `fit.speaking_length`). Both readings are compared with the pace that
+without the prompt's pauses between sentences (`fit.sentence_ids`, `fit.voice_pace`). Both readings are compared with the pace that
 makes the voice's held-out sentences last as long as the target's own recordings of them (the oracle), and
 the judge scores the held-out speech at the device's pace, at this one and at pace 1 (paired: same styles,
 same machine).
 
 Usage (from the repository root, venv active):
-    python tests/benchmarks/clone_pace_probe.py RESULTS.npz [...] --data DATA.npz --configs a,b [--json F]
+    python tests/benchmarks/clone_pace_probe.py RESULTS.npz [...] --data DATA.npz --configs a,b [--paces-only] [--json F]
 (RESULTS: `clone_dev.py device` output, with the fits' style rows; DATA: its data.npz.)
 """
 
@@ -33,7 +33,8 @@ import clone_dev  # noqa: E402
 from clone_devset import target  # noqa: E402
 
 from voicedesk.core.audio.resample import resample  # noqa: E402
-from voicedesk.core.clone.fit import sentence_ids, speaking_length, voice_pace  # noqa: E402
+from voicedesk.core.clone.fit import sentence_ids, voice_pace  # noqa: E402
+from voicedesk.core.clone.judge import trim_edges  # noqa: E402
 from voicedesk.core.engine.config import Pitch  # noqa: E402
 
 
@@ -47,6 +48,7 @@ def main() -> None:
     parser.add_argument("--data", required=True)
     parser.add_argument("--configs", required=True)
     parser.add_argument("--json")
+    parser.add_argument("--paces-only", action="store_true", help="read the paces and the oracle; judge nothing")
     args = parser.parse_args()
 
     files: dict[str, Any] = {}
@@ -82,13 +84,13 @@ def main() -> None:
             speech = [torch.from_numpy(at_16k(clone_dev.speak(model, nearest_row(len(p)), p))) for p in pieces]
             pace = voice_pace(speech, prompt)
             pitch = meta["pitch"]
-            for arm, p in (("device", pitch["pace"]), ("sentences", pace), ("pace-1", 1.0)):
+            for arm, p in (("device", pitch["pace"]), ("sentences", pace), ("pace-1", 1.0))[2 if args.paces_only else 0:]:
                 audio = [clone_dev.speak(model, r[None], h, pitch=Pitch(pitch["scale"], pitch["spread"], p))
                          for r, h in zip(rows[:2], spoken_ids[:2], strict=True)]
                 arms[arm][name] = {**meta, "audio": audio}
             # The oracle: the pace at which the voice's held-out sentences last as long as the target's.
-            theirs = sum(speaking_length(a) for a in target(name, clone_dev.cache_folder()).held_out_16k)
-            oracle = sum(speaking_length(at_16k(a)) for a in arms["pace-1"][name]["audio"]) / theirs
+            theirs = sum(trim_edges(a).size for a in target(name, clone_dev.cache_folder()).held_out_16k)
+            oracle = sum(trim_edges(at_16k(a)).size for a in arms["pace-1"][name]["audio"]) / theirs
             measured[name] = {"device": pitch["pace"], "sentences": pace, "oracle": oracle,
                               "sentences_in_words": len(pieces)}
             print(f"{config} {name}: pace on the device {pitch['pace']:.3f}, a sentence at a time {pace:.3f} "
@@ -97,7 +99,7 @@ def main() -> None:
                   for arm in ("device", "sentences")}
         print(f"{config}: mean |log(pace / oracle)| {errors}")
         report[config] = {"paces": measured, "log_error": errors}
-        for arm, fitted in arms.items():
+        for arm, fitted in ({} if args.paces_only else arms).items():
             report[config][arm] = clone_dev.score(scorer, stock_audio, fitted, with_wer=False)
             clone_dev.print_table(f"{config}, {arm}", report[config][arm])
     if args.json:

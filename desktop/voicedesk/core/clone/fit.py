@@ -30,7 +30,9 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   (`utterance.py`), and every term keeps one shape (`said_step.py`): on a GPU the whole step is replayed
   as one CUDA graph (a 20-step clone 2.2-2.6 s on an H200 against 4.1-4.9 s launched op by op).
 - After the fit the voice gets the prompt's pitch (`voice_pitch`) and, with the words, its pace
-  (`voice_pace`): Kokoro says the development voices' sentences 1.0-1.3x slower than they do.
+  (`voice_pace`): Kokoro says the development voices' sentences 1.0-1.3x slower than they do. The words
+  are spoken a sentence at a time, as the engine speaks a text (`sentence_ids`), and the prompt's pauses
+  between its sentences are left out.
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
@@ -135,7 +137,7 @@ class FitSettings:
     # With the prompt's words: give the voice the prompt's pace (how long the model takes to say those words
     # against how long the prompt takes), so that it speaks at the speaker's rate, not the model's.
     match_pace: bool = True
-    pace_by_sentence: bool = True  # ... measured a sentence at a time, pauses left out (sweep 29)
+    pace_by_sentence: bool = True  # ... measured a sentence at a time, the pauses between them left out (sweep 29)
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
     # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in
     # a 2-core CPU's minute a check costs most of a step and patience never ends the fit; without them 11 steps
@@ -659,7 +661,7 @@ def fit_voice(
                 pieces = ([_sentence(ids, device) for ids in sentence_ids(said.ids[0, 1:-1].tolist())]
                           if cfg.pace_by_sentence else [said])
                 spoken = [speak(fitted_row(piece), piece, graphed=True)[0] for piece in pieces]
-                pitch = replace(pitch, pace=voice_pace(spoken, said_part, cfg.pace_by_sentence))
+                pitch = replace(pitch, pace=voice_pace(spoken, said_part))
             prompt_vec = judge.embed(prompt)
             after_wav, _ = speak(fitted_row(check), check, graphed=True, speed=pitch.pace)
             before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
@@ -680,14 +682,16 @@ def fit_voice(
 PACE_MATCHED = (0.8, 1.3)  # a measured pace outside this is more likely a pause or a mishearing than a rate
 
 
-def voice_pace(speech_16k: Sequence[torch.Tensor], prompt_16k: NDArray[np.float32], pauses_out: bool = True) -> float:
-    """The pace that makes the model's speech of the prompt's words (`speech_16k`, a sentence each) last as
-    long as the prompt, both without their pauses (`speaking_length`; with `pauses_out` False: edges trimmed
-    only). Kokoro reads the development voices' held-out sentences 1.0-1.3x slower than the speakers do; at
-    the measured pace the independent judge heard them closer (docs/benchmarks/clone-dev.md, sweep 14)."""
-    length = speaking_length if pauses_out else lambda wav: trim_edges(wav).size
-    ours = sum(length(s.float().cpu().numpy()) for s in speech_16k)
-    theirs = length(np.asarray(prompt_16k, np.float32))
+def voice_pace(speech_16k: Sequence[torch.Tensor], prompt_16k: NDArray[np.float32]) -> float:
+    """The pace that makes the model's speech of the prompt's words (`speech_16k`, a sentence each, edges
+    trimmed) last as long as the prompt, edges trimmed and the pauses between its sentences left out (its
+    longest pauses, one fewer than the sentences). Kokoro reads the development voices' held-out sentences
+    1.0-1.3x slower than the speakers do; at the measured pace the independent judge heard them closer
+    (docs/benchmarks/clone-dev.md, sweeps 14 and 29)."""
+    ours = sum(trim_edges(s.float().cpu().numpy()).size for s in speech_16k)
+    prompt = np.asarray(prompt_16k, np.float32)
+    breaks = int(np.sort(pause_lengths(prompt))[::-1][: len(speech_16k) - 1].sum())
+    theirs = trim_edges(prompt).size - breaks
     return float(np.clip(ours / max(theirs, 1), *PACE_MATCHED))
 
 
@@ -717,21 +721,16 @@ MIN_SENTENCE_TOKENS = 4  # fewer: punctuation or a stray syllable, not a sentenc
 PAUSE_SECONDS = 0.2  # a quiet stretch this long inside speech is a pause, not a stop consonant's closure
 
 
-def speaking_length(wav_16k: NDArray[np.float32], pause_db: float = TRIM_DB) -> int:
-    """Samples of speech in `wav_16k`: edges trimmed and pauses (quiet runs of PAUSE_SECONDS or more,
-    `pause_db` below the loudest 10 ms frame) left out."""
+def pause_lengths(wav_16k: NDArray[np.float32]) -> NDArray[np.int64]:
+    """The lengths in samples of the pauses inside `wav_16k`: quiet runs of PAUSE_SECONDS or more between its
+    first and last loud 10 ms frame (quiet: TRIM_DB below the loudest, as `trim_edges` cuts the edges)."""
     n = len(wav_16k) // HOP
-    if n < 2:
-        return len(wav_16k)
     energy = np.square(wav_16k[: n * HOP].reshape(n, HOP)).mean(axis=1)
-    loud = energy > energy.max() * 10 ** (-pause_db / 10)
-    edges = np.flatnonzero(loud)
-    if edges.size == 0:
-        return 0
-    inner = loud[edges[0] : edges[-1] + 1]
-    runs = np.diff(np.flatnonzero(np.diff(np.r_[1, inner.astype(np.int8), 1])))[::2]  # lengths of quiet runs
-    paused = int(runs[runs >= PAUSE_SECONDS * 16000 / HOP].sum())
-    return int(inner.size - paused) * HOP
+    loud = np.flatnonzero(energy > energy.max() * 10 ** (-TRIM_DB / 10)) if n else np.zeros(0, np.int64)
+    if loud.size < 2:
+        return np.zeros(0, np.int64)
+    gaps = np.diff(loud) - 1  # quiet frames between consecutive loud ones
+    return gaps[gaps >= PAUSE_SECONDS * 16000 / HOP].astype(np.int64) * HOP
 
 
 TRACKER_TRUST = math.log(1.15)  # how far the tracker's median may stray from the model's own F0's
