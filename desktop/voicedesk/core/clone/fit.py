@@ -52,7 +52,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 from numpy.typing import NDArray
 
-from voicedesk.core.clone.judge import HOP, TRIM_DB, Judge, trim_edges
+from voicedesk.core.clone.judge import HOP, Judge, loud_frames, trim_edges
 from voicedesk.core.clone.pitch import log_spread, median_pitch, voiced_log_f0
 from voicedesk.core.clone.report import QualityReport
 from voicedesk.core.engine.config import NEUTRAL_PITCH, SCALE_RANGE, SPREAD_RANGE, Pitch
@@ -680,6 +680,8 @@ def fit_voice(
 
 
 PACE_MATCHED = (0.8, 1.3)  # a measured pace outside this is more likely a pause or a mishearing than a rate
+PAUSE_SECONDS = 0.2  # a quiet stretch this long inside speech is a pause, not a stop consonant's closure
+MIN_SENTENCE_TOKENS = 4  # fewer: punctuation or a stray syllable, not a sentence of its own
 
 
 def voice_pace(speech_16k: Sequence[torch.Tensor], prompt_16k: NDArray[np.float32]) -> float:
@@ -698,8 +700,7 @@ def voice_pace(speech_16k: Sequence[torch.Tensor], prompt_16k: NDArray[np.float3
 def sentence_ids(ids: Sequence[int]) -> list[list[int]]:
     """Token ids cut after each sentence's end, as the engine speaks a text: a sentence at a time, each with
     the style row for its own length. In one piece a long prompt's words take the row of a longer text,
-    which the voice speaks at another rate: 1.30x (the clip) where its sentences, spoken apart, measured
-    1.03-1.30x (clone-dev.md, sweep 29)."""
+    which the voice speaks at another rate (clone-dev.md, sweep 29)."""
     from voicedesk.core.text.vocab import kokoro_vocab
 
     vocab = kokoro_vocab()
@@ -715,22 +716,11 @@ def sentence_ids(ids: Sequence[int]) -> list[list[int]]:
     return [piece for piece in pieces if piece]
 
 
-MIN_SENTENCE_TOKENS = 4  # fewer: punctuation or a stray syllable, not a sentence of its own
-
-
-PAUSE_SECONDS = 0.2  # a quiet stretch this long inside speech is a pause, not a stop consonant's closure
-
-
-def pause_lengths(wav_16k: NDArray[np.float32]) -> NDArray[np.int64]:
+def pause_lengths(wav_16k: NDArray[np.float32]) -> NDArray[np.intp]:
     """The lengths in samples of the pauses inside `wav_16k`: quiet runs of PAUSE_SECONDS or more between its
-    first and last loud 10 ms frame (quiet: TRIM_DB below the loudest, as `trim_edges` cuts the edges)."""
-    n = len(wav_16k) // HOP
-    energy = np.square(wav_16k[: n * HOP].reshape(n, HOP)).mean(axis=1)
-    loud = np.flatnonzero(energy > energy.max() * 10 ** (-TRIM_DB / 10)) if n else np.zeros(0, np.int64)
-    if loud.size < 2:
-        return np.zeros(0, np.int64)
-    gaps = np.diff(loud) - 1  # quiet frames between consecutive loud ones
-    return gaps[gaps >= PAUSE_SECONDS * 16000 / HOP].astype(np.int64) * HOP
+    first and last loud 10 ms frame (`judge.loud_frames`, the frames `trim_edges` keeps the edges of)."""
+    gaps = np.diff(loud_frames(wav_16k)) - 1  # quiet frames between consecutive loud ones
+    return gaps[gaps >= PAUSE_SECONDS * 16000 / HOP] * HOP
 
 
 TRACKER_TRUST = math.log(1.15)  # how far the tracker's median may stray from the model's own F0's

@@ -39,13 +39,20 @@ def model_path() -> Path:
     return path
 
 
-def trim_edges(wav: NDArray[np.float32]) -> NDArray[np.float32]:
-    """Cut leading and trailing silence, so pauses at the edges do not count as voice."""
+def loud_frames(wav: NDArray[np.float32]) -> NDArray[np.intp]:
+    """Indices of the 10 ms frames of `wav` louder than TRIM_DB below its loudest (none under two frames)."""
     n = len(wav) // HOP
     if n < 2:
-        return wav
+        return np.zeros(0, np.intp)
     energy = np.square(wav[: n * HOP].reshape(n, HOP)).mean(axis=1)
-    loud = np.flatnonzero(energy > energy.max() * 10 ** (-TRIM_DB / 10))
+    return np.flatnonzero(energy > energy.max() * 10 ** (-TRIM_DB / 10))
+
+
+def trim_edges(wav: NDArray[np.float32]) -> NDArray[np.float32]:
+    """Cut leading and trailing silence, so pauses at the edges do not count as voice."""
+    loud = loud_frames(wav)
+    if loud.size == 0:
+        return wav
     return wav[loud[0] * HOP : (loud[-1] + 1) * HOP]
 
 
