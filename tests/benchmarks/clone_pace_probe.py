@@ -5,10 +5,10 @@ the prompt lasts (`fit.voice_pace`). Said in one piece, a long prompt's words ta
 and the pauses between its sentences count as speech; the engine speaks a text a sentence at a time, each with
 its own row. Here every fitted voice says the prompt's words again on this CPU, a sentence at a time, with the
 saved row nearest each sentence's length (only the spoken sentences' rows are saved), and the pace is read
-without the prompt's pauses between sentences (`fit.sentence_ids`, `fit.voice_pace`). Both readings are compared with the pace that
-makes the voice's held-out sentences last as long as the target's own recordings of them (the oracle), and
-the judge scores the held-out speech at the device's pace, at this one and at pace 1 (paired: same styles,
-same machine).
+without the prompt's pauses between sentences (`fit.sentence_ids`, `fit.voice_pace`). Both readings are
+compared with the pace that makes the voice's held-out sentences last as long as the target's own recordings
+of them (the oracle), and the judge scores the held-out speech at the device's pace, at this one and at pace 1
+(paired: same styles, same machine).
 
 Usage (from the repository root, venv active):
     python tests/benchmarks/clone_pace_probe.py RESULTS.npz [...] --data DATA.npz --configs a,b [--paces-only] [--json F]
