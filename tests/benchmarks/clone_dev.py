@@ -232,7 +232,8 @@ CONFIGS: dict[str, FitSettings] = {
     # ... on this CPU (--seconds 60), the words of the long prompt's start with the encoder, pitch and spectral shape
     # hearing all of it ("whole"), against the start alone.
     **{f"s27-long-whole-heard-seed{k}": FitSettings(seconds=600, seed=k) for k in range(4)},
-    # Sweep 29: the pace read a sentence at a time, pauses left out (each result also at the earlier pace: -onepiece).
+    # Sweep 29: the pace read a sentence at a time, the pauses between them left out (each result also at the
+    # earlier pace: -onepiece).
     **{f"s29{p}-heard-seed{k}": FitSettings(seconds=600, seed=k) for p in ("", "-long", "-longer") for k in range(4)},
 }
 
