@@ -29,6 +29,7 @@ def clone_dev() -> ModuleType:
     ("s15-typed-seed2", "typed"),
     ("said-only-0.1", "typed"),
     ("s15-none-seed0", "none"),
+    ("s30-misread-seed1", "misread"),
     ("default", "none"),
 ])
 def test_words_follow_the_name(clone_dev: ModuleType, config: str, words: str) -> None:

@@ -12,11 +12,13 @@ from voicedesk.core.audio.intake import Prompt, load_prompt
 from voicedesk.core.clone.fit import FitSettings
 from voicedesk.core.clone.words import (
     CPU_PROMPT_SECONDS,
+    READ_AGREEMENT,
     PromptWords,
     leading_words,
     prompt_words,
     transcriber_available,
     within_budget,
+    word_agreement,
 )
 from voicedesk.core.errors import InputError
 
@@ -95,3 +97,31 @@ def test_leading_words_end_after_a_sentence_or_clause_in_time() -> None:
     assert leading_words(words, 0.1) == ("The", 0.3)  # at least one word
     assert leading_words(words, 6.0) == (" ".join(w for w, _ in words), 0.0)  # all of them: no cut
     assert leading_words([], 4.0) == ("", 0.0)
+
+
+def test_a_line_shown_while_recording_is_used_when_it_can_be_the_recordings_words(prompt: Prompt) -> None:
+    words = prompt_words(prompt, WORDS, "en", read=True)
+    assert words.text == WORDS and not words.heard and words.ids and not words.notice
+    assert (words.seconds > 0) == transcriber_available()  # checked against what is heard, where it can be
+    # Too short for the recording: dropped with a notice, not refused, and the clip is listened to.
+    words = prompt_words(prompt, "Hello.", "en", read=True)
+    assert "line shown while recording was not used" in words.notice
+    assert words.heard == transcriber_available() and (words.ids is not None) == transcriber_available()
+    silent = prompt_words(prompt, "Hello.", "en", read=True, listen=False)
+    assert silent.ids is None and "Type what the recording says" in silent.notice
+
+
+@pytest.mark.skipif(not transcriber_available(), reason="the transcriber extra is not installed")
+def test_a_line_the_speaker_did_not_read_gives_way_to_the_words_heard(prompt: Prompt) -> None:
+    other = "They watched the stars from the roof of the house."  # as long as WORDS: the length check passes
+    words = prompt_words(prompt, other, "en", read=True)
+    assert words.heard and words.text != other and "does not say the line shown" in words.notice
+    typed = prompt_words(prompt, other, "en")  # typed by the user: taken at their word
+    assert typed.text == other and not typed.heard
+
+
+def test_word_agreement_forgives_a_misheard_word_not_another_sentence() -> None:
+    assert word_agreement("the old lighthouse keeper watched the moats come home", WORDS) == pytest.approx(7 / 8)
+    assert word_agreement("The old lighthouse keeper watched the boats come home.", WORDS) == 1.0
+    assert word_agreement("They watched the stars from the roof of the house.", WORDS) < READ_AGREEMENT
+    assert word_agreement("", WORDS) == 0.0

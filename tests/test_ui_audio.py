@@ -5,6 +5,7 @@ captured from the speaker's monitor and compared with what was played."""
 from __future__ import annotations
 
 import time
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -29,13 +30,21 @@ def best_correlation(captured: np.ndarray, reference: np.ndarray) -> float:
     return float(abs(corr[at]) / (np.linalg.norm(window) * np.linalg.norm(reference) + 1e-12))
 
 
-def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, pulse_server: PulseServer) -> None:
+def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, pulse_server: PulseServer,
+                                                                   tmp_path: Path) -> None:
     window = open_window(qtbot, None)
     panel = window.prompt
     panel.refresh_devices()
     assert panel.device_box.count() > 1  # "System default" plus the server's devices
     panel.lead_in_s = 1
-    panel.length_box.setValue(3)
+    panel.length_box.setValue(6)
+    two_sentences = panel.line_label.text()
+    panel.length_box.setValue(3)  # the line to read follows the recording's length
+    shown = panel.line_label.text()
+    assert shown and len(shown) < len(two_sentences)
+    panel.another_button.click()
+    assert panel.line_label.text() not in ("", shown)
+    shown = panel.line_label.text()
     feed = pulse_server.play_into("micfeed", np.concatenate([np.zeros(RATE // 2, np.float32), speech(RATE)] * 2))
     peaks: list[float] = []
     panel.meter.update = lambda: peaks.append(panel.meter.fraction)  # type: ignore[method-assign]
@@ -53,6 +62,9 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert panel.source_prompt.source == "the recording"
     assert 1.5 < panel.waveform.duration <= 3.0
     assert panel.record_button.isEnabled() and window.statusBar().currentMessage() == ""
+    assert window.clone.transcript_edit.text() == shown  # the line read is the recording's words
+    assert panel.import_file(panel_clip(tmp_path, panel))  # a file's words are not known
+    assert window.clone.transcript_edit.text() == ""
     close_window(window)
 
 
@@ -131,6 +143,15 @@ def test_no_microphone_gives_a_clear_message(qtbot: QtBot, monkeypatch: pytest.M
     finally:
         monkeypatch.undo()
         devices.rescan()
+
+
+def panel_clip(folder: Path, panel: Any) -> Path:
+    """The panel's recording written to a file, to import it."""
+    import soundfile as sf
+
+    path = folder / "clip.wav"
+    sf.write(path, panel.source_prompt.audio, panel.source_prompt.sample_rate)
+    return path
 
 
 def qtbot_left() -> Any:

@@ -235,6 +235,10 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 29: the pace read a sentence at a time, the pauses between them left out (each result also at the
     # earlier pace: -onepiece).
     **{f"s29{p}-heard-seed{k}": FitSettings(seconds=600, seed=k) for p in ("", "-long", "-longer") for k in range(4)},
+    # Sweep 30 (this CPU, --seconds 60): the fit told the words of the line the recorder showed, when the speaker
+    # read it (typed) and when they said something else (misread), against no words.
+    **{f"s30-{words}-seed{k}": FitSettings(seconds=600, seed=k) for words in ("typed", "misread", "none")
+       for k in range(2)},
 }
 
 
@@ -260,10 +264,12 @@ def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: P
 
 def words_kind(config: str) -> str:
     """Which words of the prompt a configuration fits with: "typed" (the dev set's text), "heard" (what
-    Whisper tiny.en transcribed, as the app does when none are typed) or "none"."""
+    Whisper tiny.en transcribed, as the app does when none are typed), "misread" (another sentence's: the
+    line the recorder showed, when the speaker said something else) or "none"."""
     parts = config.split("-")  # "heard" anywhere in the name: "s14-last-heard-seed0", "...-heard-seed1"
-    if "heard" in parts:
-        return "heard"
+    for kind in ("heard", "misread"):
+        if kind in parts:
+            return kind
     return "typed" if "typed" in parts or config.startswith(("said", "words")) else "none"
 
 
@@ -292,6 +298,8 @@ def words_of(config: str, ids: dict[str, Any], name: str) -> list[int] | None:
     kind = words_kind(config)
     if kind == "none":
         return None
+    if kind == "misread":
+        return ids["misread"]
     return ids[heard_key(config)][name] if kind == "heard" else ids[keyed("prompt", prompt_kind(config))]
 
 
@@ -346,12 +354,13 @@ def _mix(start: dict[str, float]) -> str:
 
 
 def text_ids() -> dict[str, Any]:
-    from clone_devset import HELD_OUT, PROMPT_TEXTS, WER_EXTRA
+    from clone_devset import HELD_OUT, MISREAD_TEXT, PROMPT_TEXTS, WER_EXTRA
 
     from voicedesk.core.clone.fit import text_ids as ids_of
 
     return {"fit": [ids_of(t) for t in FIT_TEXTS], "check": ids_of(CHECK_TEXT),
             "held_out": [ids_of(t) for t in HELD_OUT], "wer_extra": [ids_of(t) for t in WER_EXTRA],
+            "misread": ids_of(MISREAD_TEXT),
             **{keyed("prompt", kind): ids_of(text) for kind, text in PROMPT_TEXTS.items()}}
 
 

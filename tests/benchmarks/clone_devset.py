@@ -31,6 +31,9 @@ TARGETS: dict[str, str] = {
     "en-us+f2": "female, American (espeak-ng formant)",
 }
 PROMPT_TEXT = "The old lighthouse keeper watched the boats come home."
+# What a fit is told the ~3 s prompt says when the speaker read something else than the line the recorder
+# showed (sweep 30): a line of about the prompt's length from resources/reading-lines.txt.
+MISREAD_TEXT = "They watched the stars from the roof of the house."
 # Longer prompts, to measure what a longer recording buys (sweep 27): by name, the prompt's text, each the
 # one before it and one sentence more.
 _MORE = (" A gentle breeze carried the smell of fresh bread through the open window.",

@@ -82,16 +82,17 @@ class CloneOutcome:
 
 
 def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: str = "",
-          language: str = "en") -> Generator[Any, None, CloneOutcome]:
+          language: str = "en", read: bool = False) -> Generator[Any, None, CloneOutcome]:
     """Fit a voice to `prompt` (an intake Prompt), then save it in the library as `name`.
     `transcript`, if given, is what the prompt says (checked before the fit starts); else the words
-    are transcribed when the transcriber is installed."""
+    are transcribed when the transcriber is installed. `read`: `transcript` is the line shown while
+    recording, dropped with a notice if it cannot be the recording's words (`words.words_of`)."""
     from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
     from voicedesk.core.clone.saving import saved_voice
     from voicedesk.core.clone.words import prompt_words, within_budget, words_within
     from voicedesk.core.library.voices import VoiceLibrary
 
-    words = prompt_words(prompt, transcript, language, within=words_within(engine.device))
+    words = prompt_words(prompt, transcript, language, within=words_within(engine.device), read=read)
     stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
     settings = within_budget(FitSettings(steps=steps) if steps else FitSettings(), words)
     result: FitResult | None = None

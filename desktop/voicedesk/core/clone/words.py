@@ -14,7 +14,7 @@ import importlib.util
 import logging
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 import numpy as np
@@ -99,29 +99,67 @@ def leading_words(words: Sequence[tuple[str, float]], within: float) -> tuple[st
 
 def within_budget(settings: Any, words: PromptWords) -> Any:
     """`settings` (FitSettings) with the time spent listening taken from the clone's budget."""
-    from dataclasses import replace
-
     return replace(settings, seconds=max(1.0, settings.seconds - words.seconds)) if words.seconds else settings
 
 
-def prompt_words(prompt: Any, typed: str, language: str, listen: bool = True, within: float = 0.0) -> PromptWords:
+def prompt_words(prompt: Any, typed: str, language: str, listen: bool = True, within: float = 0.0,
+                 read: bool = False) -> PromptWords:
     """The words of `prompt` (an intake Prompt): see `words_of`."""
-    return words_of(prompt.audio_16k, prompt.speech_seconds, typed, language, listen, within)
+    return words_of(prompt.audio_16k, prompt.speech_seconds, typed, language, listen, within, read)
 
 
 def words_of(audio_16k: Callable[[], NDArray[np.float32]], speech_seconds: float, typed: str, language: str,
-             listen: bool = True, within: float = 0.0) -> PromptWords:
+             listen: bool = True, within: float = 0.0, read: bool = False) -> PromptWords:
     """`typed` if given (refused with advice if they cannot be the words of `speech_seconds` of speech),
     else what the transcriber hears in an English prompt (`audio_16k()`: mono, 16 kHz; dropped with a
     notice if unusable). `within` (seconds, 0: no limit): heard words are only those of the prompt's start
-    up to about that long (`PromptWords.part`); typed ones cannot be placed in time, so they stay whole."""
+    up to about that long (`PromptWords.part`); typed ones cannot be placed in time, so they stay whole.
+    `read`: `typed` is the line the recorder showed, not words the user typed, so the speaker may have said
+    something else: one that cannot be the recording's words is dropped with a notice, not refused, and
+    where the transcriber runs, what it hears decides (`read_or_heard`)."""
     from voicedesk.core.clone.fit import transcript_ids
 
+    can_listen = listen and language == "en" and transcriber_available()
+    dropped = ""
     if typed.strip():
-        return PromptWords(typed.strip(), transcript_ids(typed, language, speech_seconds), heard=False)
-    if not listen or language != "en" or not transcriber_available():
-        return PromptWords("", None, heard=False)
-    return hear(audio_16k(), speech_seconds, within)
+        try:
+            given = PromptWords(typed.strip(), transcript_ids(typed, language, speech_seconds), heard=False)
+        except InputError:
+            if not read:
+                raise
+            dropped = f"The line shown while recording was not used: {speech_seconds:.1f} s of speech cannot be those words."
+        else:
+            return read_or_heard(given, hear(audio_16k(), speech_seconds, within)) if read and can_listen else given
+    if not can_listen:
+        advice = " Type what the recording says in “Says” for a closer voice." if dropped else ""
+        return PromptWords("", None, heard=False, notice=dropped + advice)
+    heard = hear(audio_16k(), speech_seconds, within)
+    return replace(heard, notice=" ".join(filter(None, [dropped, heard.notice])))
+
+
+# The line shown while recording is the recording's words if at least this share of the distinct words heard in it
+# are words of the line: the transcriber mishears a word or two; another sentence shares little more than "the".
+READ_AGREEMENT = 0.5
+
+
+def read_or_heard(line: PromptWords, heard: PromptWords) -> PromptWords:
+    """The line shown while recording where the words heard agree with it (its exact words beat the
+    transcriber's guesses), else the words heard, with a notice: the speaker said something else. Words
+    fitted to the wrong line cost the voice similarity and clarity (clone-dev.md, sweep 30)."""
+    if heard.ids is None or word_agreement(heard.text, line.text) >= READ_AGREEMENT:
+        return replace(line, seconds=heard.seconds)
+    return replace(heard, notice=" ".join(filter(None, [
+        "The recording does not say the line shown; the fit used the words heard in it.", heard.notice])))
+
+
+def word_agreement(heard: str, line: str) -> float:
+    """The share of the distinct words of `heard` that are words of `line` (case and punctuation ignored;
+    distinct, so that a "the" said three times does not count three times)."""
+    def words(text: str) -> set[str]:
+        return {w for w in (part.strip(".,!?;:\"'“”‘’…-").lower() for part in text.split()) if w}
+
+    said = words(heard)
+    return len(said & words(line)) / len(said) if said else 0.0
 
 
 def hear(audio_16k: NDArray[np.float32], speech_seconds: float, within: float = 0.0) -> PromptWords:

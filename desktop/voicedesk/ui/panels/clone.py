@@ -60,6 +60,7 @@ class ClonePanel(Card):
         self.transcript_edit.setPlaceholderText(
             "What the recording says, word for word (optional: English is transcribed when left empty)")
         self.transcript_edit.setMaxLength(400)
+        self._read_line = ""  # the line the prompt's recording was made reading, put in the field
         said_row.addWidget(self.transcript_edit, 1)
         self.body.addLayout(said_row)
 
@@ -80,10 +81,19 @@ class ClonePanel(Card):
         self.body.addWidget(self.verdict)
 
         prompt_panel.prompt_changed.connect(self._update_enabled)
-        # Words typed for one recording are not another's: a new one starts with the field empty.
-        prompt_panel.source_changed.connect(self.transcript_edit.clear)
+        # Words typed for one recording are not another's: a new one starts with the field empty, or with the
+        # line shown while it was recorded.
+        prompt_panel.source_changed.connect(lambda: self.set_read_line(""))
+        prompt_panel.line_read.connect(self.set_read_line)
         context.engine_ready.connect(self._update_enabled)
         context.job_running.connect(self._update_enabled)
+
+    def set_read_line(self, line: str) -> None:
+        """Put the line the new recording was made reading in "Says" ("": a recording of unknown words)."""
+        self._read_line = line
+        self.transcript_edit.setText(line)
+        self.transcript_edit.setToolTip("The line shown while recording. If the recording says something else, "
+                                        "type what it says, or clear this." if line else "")
 
     def _update_enabled(self, *_: object) -> None:
         ready = self.context.engine is not None and self.prompt_panel.prompt is not None
@@ -100,7 +110,9 @@ class ClonePanel(Card):
             self.verdict.setText(problem)
             return None
         transcript = self.transcript_edit.text()
-        job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps, transcript))
+        read = bool(self._read_line) and transcript.strip() == self._read_line.strip()  # not changed since
+        job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps, transcript,
+                                                               read=read))
         job.progress.connect(self._progress)
         job.result.connect(self._done)
         job.failed.connect(self._failed)

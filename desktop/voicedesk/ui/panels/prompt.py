@@ -22,6 +22,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from voicedesk.core import paths
 from voicedesk.core.errors import VoiceDeskError
 from voicedesk.ui import settings
 from voicedesk.ui.context import AppContext
@@ -41,6 +42,7 @@ class PromptPanel(Card):
 
     prompt_changed = Signal(object)
     source_changed = Signal()  # a new recording or file (not a new trim of the same one)
+    line_read = Signal(str)  # after source_changed, for a recording: the line shown to read while it was made
 
     def __init__(self, context: AppContext, parent: QWidget | None = None) -> None:
         super().__init__("1", "Prompt", "about 3 s of the voice to clone", parent)
@@ -53,6 +55,9 @@ class PromptPanel(Card):
         self.prompt: Any = None  # the trimmed selection, validated again: what cloning uses
         self._countdown = 0
         self._recording_until = 0.0
+        self._lines = reading_lines()
+        self._turn = 0  # which passage of the reading lines is shown (reading.passage)
+        self._line_recording = ""  # the line shown when the recording started
         self.setAcceptDrops(True)
 
         # Row 1: recording.
@@ -92,7 +97,25 @@ class PromptPanel(Card):
         row.addWidget(self.countdown_label)
         self.body.addLayout(row)
 
-        # Row 2: the waveform, with the intake's messages beside it.
+        # Row 2: a line to read aloud, sized to the recording: its words become the recording's ("Says" in step 2).
+        read_row = QHBoxLayout()
+        read_row.setSpacing(8)
+        read_row.addWidget(QLabel("Read"))
+        self.line_label = QLabel("")
+        self.line_label.setObjectName("readingLine")
+        self.line_label.setWordWrap(True)
+        self.line_label.setToolTip("Read this aloud when recording starts: a recording whose words are known "
+                                   "clones closer. Say anything else if you like, then type it in “Says”.")
+        read_row.addWidget(self.line_label, 1)
+        self.another_button = QPushButton("Another line")
+        self.another_button.setObjectName("anotherLineButton")
+        self.another_button.clicked.connect(self.another_line)
+        read_row.addWidget(self.another_button)
+        self.body.addLayout(read_row)
+        self.length_box.valueChanged.connect(self._show_line)
+        self._show_line()
+
+        # Row 3: the waveform, with the intake's messages beside it.
         view_row = QHBoxLayout()
         view_row.setSpacing(10)
         self.waveform = WaveformView()
@@ -106,7 +129,7 @@ class PromptPanel(Card):
         view_row.addWidget(self.notices, 1)
         self.body.addLayout(view_row, 1)
 
-        # Row 3: import, play, what is selected.
+        # Row 4: import, play, what is selected.
         actions = QHBoxLayout()
         self.import_button = QPushButton("Import file…")
         self.import_button.setObjectName("importPromptButton")
@@ -153,10 +176,24 @@ class PromptPanel(Card):
     def _device(self) -> str:
         return str(self.device_box.currentData() or "")
 
+    # --- the line to read ---------------------------------------------------------------------------
+    def _show_line(self) -> None:
+        from voicedesk.core.clone.reading import passage
+
+        self.line_label.setText(passage(self._lines, self.length_box.value(), self._turn))
+        self.another_button.setEnabled(len(self._lines) > 1)
+
+    def another_line(self) -> None:
+        from voicedesk.core.clone.reading import next_turn
+
+        self._turn = next_turn(self._lines, self.length_box.value(), self._turn)
+        self._show_line()
+
     # --- recording ----------------------------------------------------------------------------------
     def start_recording(self) -> None:
         self.store.set(settings.INPUT_DEVICE, self._device())
         self.store.set(settings.RECORD_SECONDS, self.length_box.value())
+        self._line_recording = self.line_label.text()
         self.record_button.setEnabled(False)
         self.stop_button.setEnabled(True)
         self._countdown = self.lead_in_s
@@ -210,7 +247,8 @@ class PromptPanel(Card):
         if samples.size == 0:
             self._show_error(problem or "Nothing was recorded; check the microphone and try again.")
             return
-        self.set_source((samples, rate), extra_notice=problem)
+        if self.set_source((samples, rate), extra_notice=problem) and self._line_recording:
+            self.line_read.emit(self._line_recording)
 
     def _recording_ended(self) -> None:
         self._ticker.stop()
@@ -315,6 +353,13 @@ class PromptPanel(Card):
     def shutdown(self) -> None:
         self._ticker.stop()
         self._countdown_timer.stop()
+
+
+def reading_lines() -> list[str]:
+    from voicedesk.core.clone.reading import load_lines
+
+    path = paths.resource_path("reading-lines.txt")
+    return load_lines(path) if path.is_file() else []
 
 
 def _dropped_audio(mime: Any) -> Path | None:
