@@ -146,6 +146,10 @@ def test_trim_handles_choose_the_part_used_and_it_is_checked_again(qtbot: QtBot,
     assert not window.clone.clone_button.isEnabled()
     assert panel.import_file(prompt_file)  # another recording: its words are not known yet
     assert words.text() == ""
+    window.clone.set_read_line("The sun came out after the rain.")  # as after a recording made reading it
+    assert words.text() == "The sun came out after the rain." and window.clone.reads_line
+    qtbot.keyClicks(words, " Then it rained again.")  # changed by the user: typed words, checked as typed
+    assert not window.clone.reads_line
     close_window(window)
 
 

@@ -63,6 +63,7 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert 1.5 < panel.waveform.duration <= 3.0
     assert panel.record_button.isEnabled() and window.statusBar().currentMessage() == ""
     assert window.clone.transcript_edit.text() == shown  # the line read is the recording's words
+    assert "the line shown" in panel.notices.text()
     assert panel.import_file(panel_clip(tmp_path, panel))  # a file's words are not known
     assert window.clone.transcript_edit.text() == ""
     close_window(window)

@@ -95,6 +95,11 @@ class ClonePanel(Card):
         self.transcript_edit.setToolTip("The line shown while recording. If the recording says something else, "
                                         "type what it says, or clear this." if line else "")
 
+    @property
+    def reads_line(self) -> bool:
+        """Whether "Says" holds the line shown while recording, unchanged (words read, not typed)."""
+        return bool(self._read_line) and self.transcript_edit.text().strip() == self._read_line.strip()
+
     def _update_enabled(self, *_: object) -> None:
         ready = self.context.engine is not None and self.prompt_panel.prompt is not None
         self.clone_button.setEnabled(ready and not self.context.busy)
@@ -109,8 +114,7 @@ class ClonePanel(Card):
         if problem:
             self.verdict.setText(problem)
             return None
-        transcript = self.transcript_edit.text()
-        read = bool(self._read_line) and transcript.strip() == self._read_line.strip()  # not changed since
+        transcript, read = self.transcript_edit.text(), self.reads_line
         job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps, transcript,
                                                                read=read))
         job.progress.connect(self._progress)

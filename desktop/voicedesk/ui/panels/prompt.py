@@ -248,6 +248,9 @@ class PromptPanel(Card):
             self._show_error(problem or "Nothing was recorded; check the microphone and try again.")
             return
         if self.set_source((samples, rate), extra_notice=problem) and self._line_recording:
+            # Words fitted to a line that was not said blur the voice (clone-dev.md, sweep 30): say where they went.
+            self.notices.setText(f"{self.notices.text()}\n\nIts words: the line shown, now in “Says” (step 2). "
+                                 "Change them there if you said something else.")
             self.line_read.emit(self._line_recording)
 
     def _recording_ended(self) -> None:
