@@ -16,6 +16,7 @@ from voicedesk.core.clone.words import (
     PromptWords,
     leading_words,
     prompt_words,
+    read_or_heard,
     transcriber_available,
     within_budget,
     word_agreement,
@@ -125,3 +126,13 @@ def test_word_agreement_forgives_a_misheard_word_not_another_sentence() -> None:
     assert word_agreement("The old lighthouse keeper watched the boats come home.", WORDS) == 1.0
     assert word_agreement("They watched the stars from the roof of the house.", WORDS) < READ_AGREEMENT
     assert word_agreement("", WORDS) == 0.0
+
+
+def test_a_line_that_agrees_with_the_words_heard_keeps_its_spelling_unless_only_its_start_was_heard() -> None:
+    line = PromptWords(WORDS, [1, 2, 3], heard=False)
+    heard = PromptWords("the old lighthouse keeper watched the moats come home", [1, 2, 4], True, seconds=0.8)
+    assert read_or_heard(line, heard) == PromptWords(WORDS, [1, 2, 3], heard=False, seconds=0.8)
+    start = PromptWords("The old lighthouse keeper", [1], True, seconds=0.8, until=1.6)  # placed in time: kept
+    assert read_or_heard(line, start) is start
+    failed = PromptWords("", None, True, "The recording could not be transcribed.", 0.5)
+    assert read_or_heard(line, failed).text == WORDS  # nothing heard to disagree with

@@ -55,7 +55,12 @@ def test_the_window_appears_before_torch_is_imported(tmp_path: Path) -> None:
 
 
 def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) -> None:
+    from voicedesk.core.clone.reading import reading_seconds
+    from voicedesk.core.clone.words import CPU_PROMPT_SECONDS
+
     window = open_window(qtbot, None)
+    window.prompt.length_box.setValue(10)
+    assert reading_seconds(window.prompt.line_label.text()) > CPU_PROMPT_SECONDS  # several lines for 10 s
     window.start_engine()
     assert window.statusBar().currentMessage() == jobs.LOADING_ENGINE
     assert not window.clone.clone_button.isEnabled() and not window.speak.speak_button.isEnabled()
@@ -63,6 +68,8 @@ def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) 
     assert window.device_label.text() == "Device: CPU"
     assert {"jf_alpha", "jm_kumo"} <= {entry.name for entry in window.voices.entries}
     assert window.speak.voice_label.text().startswith("Voice: ")
+    # On the CPU the fit takes the words of a recording's first seconds only: the line to read stays within them.
+    assert reading_seconds(window.prompt.line_label.text()) <= CPU_PROMPT_SECONDS
     close_window(window)
 
 

@@ -144,10 +144,11 @@ READ_AGREEMENT = 0.5
 
 def read_or_heard(line: PromptWords, heard: PromptWords) -> PromptWords:
     """The line shown while recording where the words heard agree with it (its exact words beat the
-    transcriber's guesses), else the words heard, with a notice: the speaker said something else. Words
-    fitted to the wrong line cost the voice similarity and clarity (clone-dev.md, sweep 30)."""
+    transcriber's guesses; but words heard of the prompt's start only are kept, being placed in time), else the
+    words heard, with a notice: the speaker said something else. Words fitted to the wrong line cost the voice
+    similarity and clarity (clone-dev.md, sweep 30)."""
     if heard.ids is None or word_agreement(heard.text, line.text) >= READ_AGREEMENT:
-        return replace(line, seconds=heard.seconds)
+        return heard if heard.until else replace(line, seconds=heard.seconds)
     return replace(heard, notice=" ".join(filter(None, [
         "The recording does not say the line shown; the fit used the words heard in it.", heard.notice])))
 

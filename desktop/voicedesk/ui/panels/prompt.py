@@ -113,6 +113,7 @@ class PromptPanel(Card):
         read_row.addWidget(self.another_button)
         self.body.addLayout(read_row)
         self.length_box.valueChanged.connect(self._show_line)
+        context.engine_ready.connect(self._show_line)
         self._show_line()
 
         # Row 3: the waveform, with the intake's messages beside it.
@@ -177,16 +178,26 @@ class PromptPanel(Card):
         return str(self.device_box.currentData() or "")
 
     # --- the line to read ---------------------------------------------------------------------------
-    def _show_line(self) -> None:
+    def _reading_seconds(self) -> float:
+        """How long the line to read may take: the recording's length, but on the CPU no more than the fit takes
+        the words of (`words.words_within`): a line read is placed in time only as a whole."""
+        from voicedesk.core.clone.reading import START_DELAY_S
+        from voicedesk.core.clone.words import words_within
+
+        engine = self.context.engine
+        within = words_within(str(engine.device)) if engine is not None else 0.0
+        return min(self.length_box.value(), within + START_DELAY_S) if within else self.length_box.value()
+
+    def _show_line(self, *_: object) -> None:
         from voicedesk.core.clone.reading import passage
 
-        self.line_label.setText(passage(self._lines, self.length_box.value(), self._turn))
+        self.line_label.setText(passage(self._lines, self._reading_seconds(), self._turn))
         self.another_button.setEnabled(len(self._lines) > 1)
 
     def another_line(self) -> None:
         from voicedesk.core.clone.reading import next_turn
 
-        self._turn = next_turn(self._lines, self.length_box.value(), self._turn)
+        self._turn = next_turn(self._lines, self._reading_seconds(), self._turn)
         self._show_line()
 
     # --- recording ----------------------------------------------------------------------------------
