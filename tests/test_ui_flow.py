@@ -15,6 +15,7 @@ import soundfile as sf
 from pytestqt.qtbot import QtBot
 
 from ui_support import PROMPT_TEXT, close_window, open_window, speak_prompt, wait_job, warmed
+from voicedesk.core.clone.words import transcriber_available
 from voicedesk.core.library.voices import VoiceLibrary
 from voicedesk.ui.stall import StallMeter
 
@@ -156,4 +157,21 @@ def test_an_engine_with_speech_graphs_prepares_them_in_the_background(qtbot: QtB
     window.speak.text.setPlainText("The graphs are ready.")
     wait_job(qtbot, window.speak.speak(), 120)
     assert window.takes.list.count() == 1
+    close_window(window)
+
+
+@pytest.mark.skipif(not transcriber_available(), reason="the transcriber extra is not installed")
+def test_a_line_shown_but_not_read_gives_way_to_the_words_heard(qtbot: QtBot, engine: Any, prompt_file: Path) -> None:
+    window = open_window(qtbot, engine)
+    assert window.prompt.import_file(prompt_file)
+    line = "Every morning she walks the dog along the river."  # long enough to pass the length check
+    window.clone.set_read_line(line)  # as after a recording made while it was shown, saying something else
+    window.clone.name_edit.setText("said-otherwise")
+    window.clone.steps = 2
+    qtbot.mouseClick(window.clone.clone_button, qtbot_left())
+    wait_job(qtbot, window.clone.job, 300)
+    verdict = window.clone.verdict.text()
+    assert "does not say the line shown" in verdict and "Similarity to the prompt" in verdict, verdict
+    heard = VoiceLibrary().load("said-otherwise").transcript
+    assert heard and heard != line and "harbour" in heard.lower().replace("harbor", "harbour"), heard
     close_window(window)
