@@ -9,16 +9,16 @@ import pytest
 
 from voicedesk.core import paths
 from voicedesk.core.clone.fit import transcript_ids
-from voicedesk.core.clone.reading import START_DELAY_S, load_lines, next_turn, passage, reading_seconds
+from voicedesk.core.clone.reading import START_DELAY_S, next_turn, passage, reading_seconds
 
-LINES = load_lines(paths.resource_path("reading-lines.txt"))
+LINES = paths.resource_lines("reading-lines.txt")
 
 
 def test_the_shipped_lines_load_without_comments_or_blanks(tmp_path: Path) -> None:
     assert len(LINES) >= 20 and not any(line.startswith("#") or not line for line in LINES)
     own = tmp_path / "lines.txt"
     own.write_text("# a comment\n\n  One line.  \n   # indented comment\nTwo lines.\n", encoding="utf-8")
-    assert load_lines(own) == ["One line.", "Two lines."]
+    assert paths.text_lines(own) == ["One line.", "Two lines."]
 
 
 @pytest.mark.parametrize("seconds", [2, 3, 4, 6, 10, 30])

@@ -57,12 +57,11 @@ def main() -> None:
     from clone_devset import MISREAD_TEXT, PROMPT_TEXT, TARGETS, target
 
     from voicedesk.core import paths
-    from voicedesk.core.clone.reading import load_lines
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", default="")
     args = parser.parse_args()
-    lines = [line for line in load_lines(paths.resource_path("reading-lines.txt")) if line != MISREAD_TEXT]
+    lines = [line for line in paths.resource_lines("reading-lines.txt") if line != MISREAD_TEXT]
     decoys = sorted(lines, key=lambda line: abs(len(line) - len(PROMPT_TEXT)))[:DECOYS]
     texts = {"real": PROMPT_TEXT, "misread": MISREAD_TEXT, **{f"decoy{k}": t for k, t in enumerate(decoys)}}
     model, stock = load_local()

@@ -28,6 +28,18 @@ def resource_path(*parts: str) -> Path:
     return install_root().joinpath("resources", *parts)
 
 
+def text_lines(path: Path) -> list[str]:
+    """The lines of a text file of entries, one per line, stripped; `#` comments and blank lines skipped."""
+    text = path.read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+
+
+def resource_lines(name: str) -> list[str]:
+    """`text_lines` of a file in `resources/` ([] when it is missing)."""
+    path = resource_path(name)
+    return text_lines(path) if path.is_file() else []
+
+
 def bundled_models_dir() -> Path:
     """Models shipped with the app (converted weights inside the bundle, manifests in source)."""
     return install_root() / "models"

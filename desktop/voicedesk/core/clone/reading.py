@@ -8,16 +8,9 @@ the speaker says something else (`words.words_of` drops a read line whose length
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
 CHARS_PER_SECOND = 15.0  # an unhurried reading of everyday English, spaces and punctuation included
 START_DELAY_S = 0.6  # the speaker starts a little after the recording does, and must end before it stops
-
-
-def load_lines(path: Path) -> list[str]:
-    """The lines of a reading file: one per line, `#` comments and blank lines skipped."""
-    text = path.read_text(encoding="utf-8")
-    return [line.strip() for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
 
 
 def reading_seconds(text: str) -> float:

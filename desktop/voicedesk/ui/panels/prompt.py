@@ -55,7 +55,7 @@ class PromptPanel(Card):
         self.prompt: Any = None  # the trimmed selection, validated again: what cloning uses
         self._countdown = 0
         self._recording_until = 0.0
-        self._lines = reading_lines()
+        self._lines = paths.resource_lines("reading-lines.txt")
         self._turn = 0  # which passage of the reading lines is shown (reading.passage)
         self._line_recording = ""  # the line shown when the recording started
         self.setAcceptDrops(True)
@@ -367,13 +367,6 @@ class PromptPanel(Card):
     def shutdown(self) -> None:
         self._ticker.stop()
         self._countdown_timer.stop()
-
-
-def reading_lines() -> list[str]:
-    from voicedesk.core.clone.reading import load_lines
-
-    path = paths.resource_path("reading-lines.txt")
-    return load_lines(path) if path.is_file() else []
 
 
 def _dropped_audio(mime: Any) -> Path | None:

@@ -121,7 +121,7 @@ class SpeakPanel(Card):
 
     def _samples_menu(self) -> QMenu:
         menu = QMenu(self)
-        for line in sample_texts():
+        for line in paths.resource_lines("sample-texts.txt"):
             action = menu.addAction(line if len(line) < 60 else line[:57] + "…")
             action.triggered.connect(lambda _=False, text=line: self.text.setPlainText(text))
         return menu
@@ -220,9 +220,3 @@ class SpeakPanel(Card):
         if self.job is not None:
             self.job.cancel()
 
-
-def sample_texts() -> list[str]:
-    path = paths.resource_path("sample-texts.txt")
-    if not path.is_file():
-        return []
-    return [line.strip() for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
