@@ -64,6 +64,9 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert panel.record_button.isEnabled() and window.statusBar().currentMessage() == ""
     assert window.clone.transcript_edit.text() == shown  # the line read is the recording's words
     assert "the line shown" in panel.notices.text()
+    panel.waveform.set_selection(0.0, panel.waveform.duration - 0.01)  # a trim re-checks the part kept ...
+    qtbot.waitUntil(lambda: panel.prompt is not panel.source_prompt, timeout=5000)
+    assert panel.prompt is not None and "the line shown" in panel.notices.text()  # ... and keeps what was said of it
     assert panel.import_file(panel_clip(tmp_path, panel))  # a file's words are not known
     assert window.clone.transcript_edit.text() == ""
     close_window(window)

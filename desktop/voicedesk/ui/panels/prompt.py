@@ -53,6 +53,7 @@ class PromptPanel(Card):
         self.lead_in_s = 3  # "3, 2, 1" before recording starts, to take a breath
         self.source_prompt: Any = None  # what intake made of the recording or file (before trimming)
         self.prompt: Any = None  # the trimmed selection, validated again: what cloning uses
+        self._source_notes: list[str] = []  # notices about the recording or file itself, kept through every trim
         self._countdown = 0
         self._recording_until = 0.0
         self._lines = paths.resource_lines("reading-lines.txt")
@@ -260,8 +261,9 @@ class PromptPanel(Card):
             return
         if self.set_source((samples, rate), extra_notice=problem) and self._line_recording:
             # Words fitted to a line that was not said blur the voice (clone-dev.md, sweep 30): say where they went.
-            self.notices.setText(f"{self.notices.text()}\n\nIts words: the line shown, now in “Says” (step 2). "
-                                 "Change them there if you said something else.")
+            self._source_notes.append("Its words: the line shown, now in “Says” (step 2). "
+                                      "Change them there if you said something else.")
+            self._set_prompt(self.source_prompt, [*self._source_notes, *self.source_prompt.notices])
             self.line_read.emit(self._line_recording)
 
     def _recording_ended(self) -> None:
@@ -303,10 +305,11 @@ class PromptPanel(Card):
             self._show_error(" ".join(filter(None, [extra_notice, str(exc)])))
             return False
         self.source_prompt = prompt
+        self._source_notes = [extra_notice]
         self.waveform.set_audio(prompt.audio, prompt.sample_rate)  # emits selection_changed
         self._retrim.stop()
         self.source_changed.emit()
-        self._set_prompt(prompt, [extra_notice, *prompt.notices])
+        self._set_prompt(prompt, [*self._source_notes, *prompt.notices])
         return True
 
     def _selection_moved(self, start: float, end: float) -> None:
@@ -322,7 +325,7 @@ class PromptPanel(Card):
         if source is None:
             return
         if start <= 0.0 and end >= source.duration:
-            self._set_prompt(source, list(source.notices))
+            self._set_prompt(source, [*self._source_notes, *source.notices])
             return
         part = source.audio[int(start * source.sample_rate) : int(end * source.sample_rate)]
         try:
@@ -332,7 +335,7 @@ class PromptPanel(Card):
             self.prompt = None
             self.prompt_changed.emit(None)
             return
-        self._set_prompt(trimmed, list(trimmed.notices))
+        self._set_prompt(trimmed, [*self._source_notes, *trimmed.notices])
 
     def _set_prompt(self, prompt: Any, notices: list[str]) -> None:
         self.prompt = prompt
