@@ -11,7 +11,7 @@ from voicedesk.ui.settings import Settings
 def test_values_round_trip_with_their_types(voicedesk_home: Path) -> None:
     store = Settings()
     assert store.path.parent == voicedesk_home / "config"
-    assert store.get(settings.RECORD_SECONDS) == 3
+    assert store.get(settings.RECORD_SECONDS) == 4
     assert store.get(settings.EXPORT_RATE) == 24000
     store.set(settings.EXPORT_RATE, 48000)
     store.set(settings.SPEED, 1.25)

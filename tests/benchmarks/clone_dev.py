@@ -239,6 +239,11 @@ CONFIGS: dict[str, FitSettings] = {
     # read it (typed) and when they said something else (misread), against no words.
     **{f"s30-{words}-seed{k}": FitSettings(seconds=600, seed=k) for words in ("typed", "misread", "none")
        for k in range(2)},
+    # Sweep 31: what the recorder shows to read, read as shown (typed): its passages for a 3 s recording (26-36
+    # characters, one short line) and a 4 s one (41-49), and a 6 s one's two lines, against the dev set's prompt.
+    **{f"s31{p}-typed-seed{k}": FitSettings(seconds=600, seed=k)
+       for p in ("", "-rec3t0", "-rec3t4", "-rec3t6", "-rec3t9", "-rec4t12", "-rec4t17", "-rec4t19", "-rec4t26",
+                 "-rec6t0") for k in range(4)},
 }
 
 
@@ -274,9 +279,10 @@ def words_kind(config: str) -> str:
 
 
 def prompt_kind(config: str) -> str:
-    """Which prompt a configuration fits: "" (~3 s), or "long" / "longer" in its name (~6 s / ~9-11 s)."""
-    parts = config.split("-")
-    return next((kind for kind in ("long", "longer") if kind in parts), "")
+    """Which prompt a configuration fits: "" (~3 s), or a kind of `clone_devset.prompt_texts` in its name: "long" /
+    "longer" (~6 s / ~9-11 s), a recorder's passage ("rec3t0": what a 3 s recording shows first)."""
+    parts = config.split("-")  # (not through clone_devset: the GPU machine runs this without soundfile)
+    return next((kind for kind in parts if kind in ("long", "longer") or re.fullmatch(r"rec\d+t\d+", kind)), "")
 
 
 def keyed(base: str, prompt: str) -> str:
@@ -354,14 +360,14 @@ def _mix(start: dict[str, float]) -> str:
 
 
 def text_ids() -> dict[str, Any]:
-    from clone_devset import HELD_OUT, MISREAD_TEXT, PROMPT_TEXTS, WER_EXTRA
+    from clone_devset import HELD_OUT, MISREAD_TEXT, WER_EXTRA, prompt_texts
 
     from voicedesk.core.clone.fit import text_ids as ids_of
 
     return {"fit": [ids_of(t) for t in FIT_TEXTS], "check": ids_of(CHECK_TEXT),
             "held_out": [ids_of(t) for t in HELD_OUT], "wer_extra": [ids_of(t) for t in WER_EXTRA],
             "misread": ids_of(MISREAD_TEXT),
-            **{keyed("prompt", kind): ids_of(text) for kind, text in PROMPT_TEXTS.items()}}
+            **{keyed("prompt", kind): ids_of(text) for kind, text in prompt_texts().items()}}
 
 
 # -- scoring (this machine: judge + Whisper) -----------------------------------------------------------
@@ -473,7 +479,7 @@ def load_local() -> tuple[Any, dict[str, np.ndarray]]:
 
 def run_cpu(args: argparse.Namespace) -> None:
     import torch
-    from clone_devset import PROMPT_TEXTS, TARGETS, target
+    from clone_devset import TARGETS, prompt_texts, target
 
     from voicedesk.core.clone.ge2e import GE2E
     from voicedesk.core.clone.judge import Judge
@@ -483,7 +489,7 @@ def run_cpu(args: argparse.Namespace) -> None:
     names = args.targets.split(",") if args.targets else list(TARGETS)
     model, stock = load_local()
     ids = text_ids()
-    prompts = {n: target(n, cache_folder(), PROMPT_TEXTS[prompt_kind(args.config)]).prompt_16k for n in names}
+    prompts = {n: target(n, cache_folder(), prompt_texts()[prompt_kind(args.config)]).prompt_16k for n in names}
     said: dict[str, np.ndarray] = {}
     if words_kind(args.config) == "heard":  # as the app hears on the CPU: a long prompt's start
         heard = heard_words(prompts, within=CPU_PROMPT_SECONDS)
@@ -558,17 +564,17 @@ def prepare_device(args: argparse.Namespace) -> None:
 
 def write_data(folder: Path) -> None:
     """data.npz: token ids of every text, the stock styles and the targets' prompts."""
-    from clone_devset import PROMPT_TEXTS, TARGETS, target
+    from clone_devset import PROMPT_TEXTS, TARGETS, prompt_texts, target
 
     from voicedesk.core.audio.export import write_wav
     from voicedesk.core.clone.words import CPU_PROMPT_SECONDS
 
     folder.mkdir(parents=True, exist_ok=True)
     _, stock = load_stock_only()
-    prompts = {kind: {n: target(n, cache_folder(), text).prompt_16k for n in TARGETS} for kind, text in PROMPT_TEXTS.items()}
+    prompts = {kind: {n: target(n, cache_folder(), text).prompt_16k for n in TARGETS} for kind, text in prompt_texts().items()}
     ids = {**text_ids(), **{keyed("heard", kind): heard_ids(p) for kind, p in prompts.items()}}
     # For "whole" configurations: the long prompts' starts as the CPU hears them, and their words.
-    starts = {kind: heard_words(p, within=CPU_PROMPT_SECONDS) for kind, p in prompts.items() if kind}
+    starts = {kind: heard_words(p, within=CPU_PROMPT_SECONDS) for kind, p in prompts.items() if kind in PROMPT_TEXTS and kind}
     ids.update({f"heard_{kind}_start": {n: w.ids for n, w in heard.items()} for kind, heard in starts.items()})
     np.savez(folder / "data.npz", ids=json.dumps(ids), **{f"stock:{k}": v for k, v in stock.items()},
              **{f"{keyed('prompt', kind)}:{k}": v for kind, p in prompts.items() for k, v in p.items()},

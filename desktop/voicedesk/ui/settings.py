@@ -33,7 +33,9 @@ WINDOW_STATE = Setting("window/state", b"")
 COMPUTE_DEVICE = Setting("engine/device", "auto")  # auto | cpu | cuda
 INPUT_DEVICE = Setting("audio/input_device", "")  # name; "" = the system default
 OUTPUT_DEVICE = Setting("audio/output_device", "")
-RECORD_SECONDS = Setting("audio/record_seconds", 3)
+# 4 s: the line shown fills about 3 s of it (reading.passage), the prompt length cloning is measured on; a 3 s
+# recording's line is ~2 s of speech (clone-dev.md, sweep 31).
+RECORD_SECONDS = Setting("audio/record_seconds", 4)
 CLONE_STEPS = Setting("clone/steps", 0)  # 0 = the engine's own default budget
 LAST_VOICE = Setting("voices/last", "")
 LANGUAGE = Setting("speak/language", "en")

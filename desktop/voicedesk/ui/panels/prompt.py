@@ -77,8 +77,9 @@ class PromptPanel(Card):
         self.length_box.setSuffix(" s")
         self.length_box.setValue(self.store.get(settings.RECORD_SECONDS))
         # Measured on the development voices (clone-dev.md, sweep 27): two sentences closed more of the gap on a GPU.
-        self.length_box.setToolTip("Recording stops by itself after this long. 3 s is enough; with a GPU, about 6 s "
-                                   "(two sentences) gives a closer voice. On the CPU the fit uses about the first 4 s.")
+        self.length_box.setToolTip("Recording stops by itself after this long. 4 s (about 3 s of speech) is enough; "
+                                   "with a GPU, about 6 s (two sentences) gives a closer voice. On the CPU the fit "
+                                   "uses about the first 4 s.")
         self.length_box.setMaximumWidth(64)
         row.addWidget(self.length_box)
         self.record_button = QPushButton("● Record")
