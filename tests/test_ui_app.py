@@ -13,10 +13,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+import soundfile as sf
 from pytestqt.qtbot import QtBot
 
 from ui_support import close_window, open_window, speak_prompt
 from voicedesk.core import logs
+from voicedesk.core.audio import kept
 from voicedesk.ui import jobs
 from voicedesk.ui.app import CrashHandler
 from voicedesk.ui.messages import user_message
@@ -132,6 +134,23 @@ def test_the_crash_handler_logs_the_trace_and_shows_one_dialog(qtbot: QtBot) -> 
     assert isinstance(dialogs[0], QMessageBox) and str(logs.log_file()) in dialogs[0].text()
     dialogs[0].close()
     dialogs[0].deleteLater()
+
+
+def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path) -> None:
+    audio, rate = sf.read(speak_prompt(tmp_path), dtype="float32")
+    kept.keep(np.zeros(rate, np.float32), rate)  # an older recording, silent: not the one opened
+    kept.keep(audio, rate, "The sun came out after the rain.")
+    window = open_window(qtbot, None)
+    panel = window.prompt
+    assert panel.prompt is not None and panel.notices.text().startswith("✓")
+    assert "Your last recording" in panel.notices.text() and "the line shown" in panel.notices.text()
+    assert abs(panel.source_prompt.duration - audio.size / rate) < 0.6  # (edge silence trimmed)
+    assert window.clone.transcript_edit.text() == "The sun came out after the rain." and window.clone.reads_line
+    close_window(window)
+    kept.keep(np.zeros(rate, np.float32), rate)  # the newest cannot be used: the window opens empty, quietly
+    window = open_window(qtbot, None)
+    assert window.prompt.prompt is None and window.prompt.notices.text().startswith("Record with the button")
+    close_window(window)
 
 
 def test_trim_handles_choose_the_part_used_and_it_is_checked_again(qtbot: QtBot, tmp_path: Path) -> None:

@@ -10,12 +10,13 @@ from typing import Any
 
 import numpy as np
 import pytest
+import soundfile as sf
 from pytestqt.qtbot import QtBot
 
 from audio_server import PulseServer
 from tools.make_bad_corpus import speech
 from ui_support import close_window, open_window, warmed
-from voicedesk.core.audio import devices
+from voicedesk.core.audio import devices, kept
 from voicedesk.core.library.takes import TakeHistory
 
 pytestmark = [pytest.mark.gui, pytest.mark.audio]
@@ -64,6 +65,9 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert panel.record_button.isEnabled() and window.statusBar().currentMessage() == ""
     assert window.clone.transcript_edit.text() == shown  # the line read is the recording's words
     assert "the line shown" in panel.notices.text()
+    kept_one = kept.latest()  # on disk already, with its line: a crash from here on loses nothing
+    assert kept_one is not None and kept_one.line == shown
+    assert abs(sf.info(kept_one.path).duration - panel.waveform.duration) < 0.5
     panel.waveform.set_selection(0.0, panel.waveform.duration - 0.01)  # a trim re-checks the part kept ...
     qtbot.waitUntil(lambda: panel.prompt is not panel.source_prompt, timeout=5000)
     assert panel.prompt is not None and "the line shown" in panel.notices.text()  # ... and keeps what was said of it

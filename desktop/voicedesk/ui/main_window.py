@@ -60,6 +60,7 @@ class MainWindow(QMainWindow):
         self.context.engine_ready.connect(self._engine_ready)
         self.context.engine_failed.connect(self._engine_failed)
         self._restore_geometry()
+        self.prompt.restore_kept()  # the last recording, so that a crash or a close before cloning loses none
         # Saved voices are listed as soon as the window is up; stock voices join when the engine is ready.
         QTimer.singleShot(0, self.voices.refresh)
 

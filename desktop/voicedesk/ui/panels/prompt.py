@@ -260,12 +260,47 @@ class PromptPanel(Card):
         if samples.size == 0:
             self._show_error(problem or "Nothing was recorded; check the microphone and try again.")
             return
-        if self.set_source((samples, rate), extra_notice=problem) and self._line_recording:
-            # Words fitted to a line that was not said blur the voice (clone-dev.md, sweep 30): say where they went.
-            self._source_notes.append("Its words: the line shown, now in “Says” (step 2). "
-                                      "Change them there if you said something else.")
-            self._set_prompt(self.source_prompt, [*self._source_notes, *self.source_prompt.notices])
-            self.line_read.emit(self._line_recording)
+        line = self._line_recording
+        problem = " ".join(filter(None, [problem, self._keep(samples, rate, line)]))
+        if self.set_source((samples, rate), extra_notice=problem) and line:
+            self._line_was_read(line)
+
+    def _keep(self, samples: Any, rate: int, line: str) -> str:
+        """Keep the recording on disk before anything else can fail; a problem doing so, as a notice."""
+        from voicedesk.core.audio.kept import keep
+
+        try:
+            keep(samples, rate, line)
+        except (OSError, VoiceDeskError) as exc:
+            log.warning("could not keep the recording: %s", exc)
+            return f"This recording could not be kept on disk ({exc}); clone or export it before closing."
+        return ""
+
+    def _line_was_read(self, line: str) -> None:
+        # Words fitted to a line that was not said blur the voice (clone-dev.md, sweep 30): say where they went.
+        self._source_notes.append("Its words: the line shown, now in “Says” (step 2). "
+                                  "Change them there if you said something else.")
+        self._set_prompt(self.source_prompt, [*self._source_notes, *self.source_prompt.notices])
+        self.line_read.emit(line)
+
+    def restore_kept(self) -> None:
+        """Open the newest kept recording, as after a crash or a window closed before cloning; nothing when
+        there is none or it cannot be used."""
+        from voicedesk.core.audio.intake import load_prompt
+        from voicedesk.core.audio.kept import latest
+
+        try:
+            kept = latest()
+            if kept is None:
+                return
+            load_prompt(kept.path)
+        except (OSError, VoiceDeskError) as exc:
+            log.info("no kept recording restored: %s", exc)
+            return
+        note = (f"Your last recording ({kept.made:%d %b %H:%M}), kept from before. "
+                "Record again or import a clip to use another.")
+        if self.set_source(kept.path, extra_notice=note) and kept.line:
+            self._line_was_read(kept.line)
 
     def _recording_ended(self) -> None:
         self._ticker.stop()
