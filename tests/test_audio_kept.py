@@ -31,4 +31,3 @@ def test_the_newest_is_found_and_only_the_newest_are_kept(tmp_path: Path, monkey
     assert sorted(p.name for p in tmp_path.glob("*.txt")) == [paths[3].with_suffix(".txt").name]
     newest = kept.latest(tmp_path)
     assert newest is not None and newest.path == paths[4] and newest.line == ""  # made without a line
-

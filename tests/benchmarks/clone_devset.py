@@ -46,20 +46,6 @@ PROMPT_TEXTS: dict[str, str] = {
 # What the recorder shows to read (sweep 31), by name "rec{seconds}t{turn}": the passage of
 # resources/reading-lines.txt for a recording of that many seconds at that turn of "Another line".
 RECORDER_PROMPTS = ("rec3t0", "rec3t4", "rec3t6", "rec3t9", "rec4t12", "rec4t17", "rec4t19", "rec4t26", "rec6t0")
-
-
-def recorder_text(kind: str) -> str:
-    """The passage the recorder shows for a prompt kind of `RECORDER_PROMPTS`."""
-    from voicedesk.core.clone.reading import passage
-    from voicedesk.core.paths import resource_lines
-
-    seconds, turn = kind.removeprefix("rec").split("t")
-    return passage(resource_lines("reading-lines.txt"), float(seconds), int(turn))
-
-
-def prompt_texts() -> dict[str, str]:
-    """Every prompt kind's text: `PROMPT_TEXTS` and the recorder's passages."""
-    return {**PROMPT_TEXTS, **{kind: recorder_text(kind) for kind in RECORDER_PROMPTS}}
 REFERENCE = (
     "Her brother plays the violin every Sunday morning.",
     "The market opens early when the weather is fine.",
@@ -76,6 +62,20 @@ WER_EXTRA = (
     "Rain fell softly on the tin roof all night long.",
     "The recipe needs two eggs, some flour and a pinch of salt.",
 )
+
+
+def recorder_text(kind: str) -> str:
+    """The passage the recorder shows for a prompt kind of `RECORDER_PROMPTS`."""
+    from voicedesk.core.clone.reading import passage
+    from voicedesk.core.paths import resource_lines
+
+    seconds, turn = kind.removeprefix("rec").split("t")
+    return passage(resource_lines("reading-lines.txt"), float(seconds), int(turn))
+
+
+def prompt_texts() -> dict[str, str]:
+    """Every prompt kind's text: `PROMPT_TEXTS` and the recorder's passages."""
+    return {**PROMPT_TEXTS, **{kind: recorder_text(kind) for kind in RECORDER_PROMPTS}}
 
 
 @dataclass(frozen=True)
