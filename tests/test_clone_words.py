@@ -8,13 +8,16 @@ from pathlib import Path
 
 import pytest
 
+from voicedesk.core import paths
 from voicedesk.core.audio.intake import Prompt, load_prompt
 from voicedesk.core.clone.fit import FitSettings
 from voicedesk.core.clone.words import (
     CPU_PROMPT_SECONDS,
     READ_AGREEMENT,
+    READ_LETTERS,
     PromptWords,
     leading_words,
+    letter_agreement,
     prompt_words,
     read_or_heard,
     transcriber_available,
@@ -126,6 +129,24 @@ def test_word_agreement_forgives_a_misheard_word_not_another_sentence() -> None:
     assert word_agreement("The old lighthouse keeper watched the boats come home.", WORDS) == 1.0
     assert word_agreement("They watched the stars from the roof of the house.", WORDS) < READ_AGREEMENT
     assert word_agreement("", WORDS) == 0.0
+
+
+def test_letter_agreement_forgives_words_misheard_apart_or_together_not_another_line() -> None:
+    misheard = {  # what tiny.en heard in espeak-ng and MBROLA voices reading the line on the right: too few
+        # of its words to pass by words alone
+        "The old ice housekeeper watched the most scum foam.": WORDS,
+        "They would like to keep watch the boats come at home,": WORDS,
+        "The old lights don't skip or watch the boats come at home.": WORDS,
+    }
+    for heard, line in misheard.items():
+        assert word_agreement(heard, line) < READ_AGREEMENT <= READ_LETTERS <= letter_agreement(heard, line)
+    lines = paths.resource_lines("reading-lines.txt") + [WORDS]
+    assert len(lines) > 20
+    assert max(letter_agreement(a, b) for a in lines for b in lines if a != b) < READ_LETTERS
+    assert max(word_agreement(a, b) for a in lines for b in lines if a != b) < READ_AGREEMENT
+    line = PromptWords(WORDS, [1], heard=False)
+    heard = PromptWords("The old ice housekeeper watched the most scum foam.", [2], heard=True, seconds=1.0)
+    assert read_or_heard(line, heard).text == WORDS  # the line's exact words beat the mishearing
 
 
 def test_a_line_that_agrees_with_the_words_heard_keeps_its_spelling_unless_only_its_start_was_heard() -> None:

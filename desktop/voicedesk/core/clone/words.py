@@ -15,6 +15,7 @@ import logging
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
+from difflib import SequenceMatcher
 from typing import Any
 
 import numpy as np
@@ -140,6 +141,10 @@ def words_of(audio_16k: Callable[[], NDArray[np.float32]], speech_seconds: float
 # The line shown while recording is the recording's words if at least this share of the distinct words heard in it
 # are words of the line: the transcriber mishears a word or two; another sentence shares little more than "the".
 READ_AGREEMENT = 0.5
+# ... or when this much of their letters match in order: the transcriber splits and joins words it mishears
+# ("the old ice housekeeper" for "the old lighthouse keeper": 3 words of 8, letters 0.80), while two different
+# reading lines share at most 0.53 of their letters (and 0.43 of their words).
+READ_LETTERS = 0.7
 
 
 def read_or_heard(line: PromptWords, heard: PromptWords) -> PromptWords:
@@ -147,7 +152,8 @@ def read_or_heard(line: PromptWords, heard: PromptWords) -> PromptWords:
     transcriber's guesses; but words heard of the prompt's start only are kept, being placed in time), else the
     words heard, with a notice: the speaker said something else. Words fitted to the wrong line cost the voice
     similarity and clarity (clone-dev.md, sweep 30)."""
-    if heard.ids is None or word_agreement(heard.text, line.text) >= READ_AGREEMENT:
+    if heard.ids is None or word_agreement(heard.text, line.text) >= READ_AGREEMENT \
+            or letter_agreement(heard.text, line.text) >= READ_LETTERS:
         return heard if heard.until else replace(line, seconds=heard.seconds)
     return replace(heard, notice=" ".join(filter(None, [
         "The recording does not say the line shown; the fit used the words heard in it.", heard.notice])))
@@ -161,6 +167,14 @@ def word_agreement(heard: str, line: str) -> float:
 
     said = words(heard)
     return len(said & words(line)) / len(said) if said else 0.0
+
+
+def letter_agreement(heard: str, line: str) -> float:
+    """How much of the two texts' letters (case, spaces and punctuation ignored) match in order, 0-1."""
+    def letters(text: str) -> str:
+        return "".join(c for c in text.lower() if c.isalpha())
+
+    return SequenceMatcher(None, letters(heard), letters(line), autojunk=False).ratio()
 
 
 def hear(audio_16k: NDArray[np.float32], speech_seconds: float, within: float = 0.0) -> PromptWords:
