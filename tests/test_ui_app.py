@@ -139,6 +139,7 @@ def test_the_crash_handler_logs_the_trace_and_shows_one_dialog(qtbot: QtBot) -> 
 def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path) -> None:
     audio, rate = sf.read(speak_prompt(tmp_path), dtype="float32")
     kept.keep(np.zeros(rate, np.float32), rate)  # an older recording, silent: not the one opened
+    older = kept.keep(audio[: rate * 2], rate, "Go left at the big white gate.")
     kept.keep(audio, rate, "The sun came out after the rain.")
     window = open_window(qtbot, None)
     panel = window.prompt
@@ -146,6 +147,10 @@ def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path
     assert "Your last recording" in panel.notices.text() and "the line shown" in panel.notices.text()
     assert abs(panel.source_prompt.duration - audio.size / rate) < 0.6  # (edge silence trimmed)
     assert window.clone.transcript_edit.text() == "The sun came out after the rain." and window.clone.reads_line
+    assert "Open a kept recording…" in [a.text() for a in window.menuBar().actions()[0].menu().actions()]
+    assert panel.open_kept(older)  # File › Open a kept recording…: an older one, with its own line
+    assert panel.source_prompt.duration < 2.1 and "A recording of" in panel.notices.text()
+    assert window.clone.transcript_edit.text() == "Go left at the big white gate."
     close_window(window)
     kept.keep(np.zeros(rate, np.float32), rate)  # the newest cannot be used: the window opens empty, quietly
     window = open_window(qtbot, None)

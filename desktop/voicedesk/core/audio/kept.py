@@ -53,9 +53,11 @@ def keep(samples: npt.ArrayLike, sample_rate: int, line: str = "", folder: Path 
 def latest(folder: Path | None = None) -> KeptRecording | None:
     """The newest kept recording, or None."""
     found = _recordings(folder or recordings_dir())
-    if not found:
-        return None
-    wav = found[-1]
+    return read(found[-1]) if found else None
+
+
+def read(wav: Path) -> KeptRecording:
+    """A kept recording's WAV with the line beside it ("" when there is none)."""
     text = wav.with_suffix(".txt")
     line = text.read_text("utf-8", errors="replace").strip() if text.is_file() else ""
     return KeptRecording(wav, line, datetime.fromtimestamp(wav.stat().st_mtime))

@@ -297,10 +297,30 @@ class PromptPanel(Card):
         except (OSError, VoiceDeskError) as exc:
             log.info("no kept recording restored: %s", exc)
             return
-        note = (f"Your last recording ({kept.made:%d %b %H:%M}), kept from before. "
-                "Record again or import a clip to use another.")
-        if self.set_source(kept.path, extra_notice=note) and kept.line:
+        self.open_kept(kept.path, "Your last recording")
+
+    def kept_dialog(self) -> None:
+        from voicedesk.core.audio.kept import PREFIX, recordings_dir
+
+        name, _ = QFileDialog.getOpenFileName(self, "Open a kept recording", str(recordings_dir()),
+                                              f"Recordings ({PREFIX}*.wav)")
+        if name:
+            self.open_kept(Path(name))
+
+    def open_kept(self, path: Path, what: str = "A recording") -> bool:
+        """Open a kept recording; the line it was read from goes back into "Says"."""
+        from voicedesk.core.audio.kept import read
+
+        try:
+            kept = read(path)
+        except OSError as exc:
+            self._show_error(f"The recording cannot be opened: {exc}")
+            return False
+        note = f"{what} of {kept.made:%d %b %H:%M}, kept on disk. Record again or import a clip to use another."
+        opened = self.set_source(kept.path, extra_notice=note)
+        if opened and kept.line:
             self._line_was_read(kept.line)
+        return opened
 
     def _recording_ended(self) -> None:
         self._ticker.stop()
