@@ -8,6 +8,7 @@ import os
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 from typing import Any
 
@@ -138,9 +139,9 @@ def test_the_crash_handler_logs_the_trace_and_shows_one_dialog(qtbot: QtBot) -> 
 
 def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path) -> None:
     audio, rate = sf.read(speak_prompt(tmp_path), dtype="float32")
-    kept.keep(np.zeros(rate, np.float32), rate)  # an older recording, silent: not the one opened
-    older = kept.keep(audio[: rate * 2], rate, "Go left at the big white gate.")
-    kept.keep(audio, rate, "The sun came out after the rain.")
+    kept.Spool(rate).finish(np.zeros(rate, np.float32))  # an older recording, silent: not the one opened
+    older = kept.Spool(rate, "Go left at the big white gate.").finish(audio[: rate * 2])
+    kept.Spool(rate, "The sun came out after the rain.").finish(audio)
     window = open_window(qtbot, None)
     panel = window.prompt
     assert panel.prompt is not None and panel.notices.text().startswith("✓")
@@ -152,9 +153,17 @@ def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path
     assert panel.source_prompt.duration < 2.1 and "A recording of" in panel.notices.text()
     assert window.clone.transcript_edit.text() == "Go left at the big white gate."
     close_window(window)
-    kept.keep(np.zeros(rate, np.float32), rate)  # the newest cannot be used: the window opens empty, quietly
+    kept.Spool(rate).finish(np.zeros(rate, np.float32))  # the newest cannot be used: the window opens empty, quietly
     window = open_window(qtbot, None)
     assert window.prompt.prompt is None and window.prompt.notices.text().startswith("Record with the button")
+    close_window(window)
+    cut_short = kept.Spool(rate, "A warm breeze drifted over the quiet village.")  # VoiceDesk died mid-recording
+    cut_short.append(audio)
+    cut_short._file.close()  # as the operating system does when the process dies
+    os.utime(cut_short.path, (time.time() - 60, time.time() - 60))
+    window = open_window(qtbot, None)
+    assert window.prompt.prompt is not None and "cut short" in window.prompt.notices.text()
+    assert window.clone.transcript_edit.text() == "A warm breeze drifted over the quiet village."
     close_window(window)
 
 

@@ -16,6 +16,7 @@ from pytestqt.qtbot import QtBot
 from audio_server import PulseServer
 from tools.make_bad_corpus import speech
 from ui_support import close_window, open_window, warmed
+from voicedesk.core import paths
 from voicedesk.core.audio import devices, kept
 from voicedesk.core.library.takes import TakeHistory
 
@@ -53,6 +54,9 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert panel.countdown_label.text() == "in 1…" and not panel.record_button.isEnabled()
     began = time.monotonic()
     qtbot.waitUntil(lambda: panel.recording, timeout=5000)
+    spooled = kept.RATE.size + 4 * RATE // 2  # half a second of float32 samples
+    qtbot.waitUntil(lambda: any(p.stat().st_size > spooled for p in paths.recordings_dir().glob("*.spool")),
+                    timeout=5000)  # on disk while it is being made: not even a crash loses it
     qtbot.waitUntil(lambda: not panel.recording, timeout=15_000)  # ends by itself after 3 s
     took = time.monotonic() - began
     feed.kill()
@@ -65,8 +69,9 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert panel.record_button.isEnabled() and window.statusBar().currentMessage() == ""
     assert window.clone.transcript_edit.text() == shown  # the line read is the recording's words
     assert "the line shown" in panel.notices.text()
-    kept_one = kept.latest()  # on disk already, with its line: a crash from here on loses nothing
+    kept_one = kept.latest()  # a WAV already, with its line; the spool is gone
     assert kept_one is not None and kept_one.line == shown
+    assert not list(paths.recordings_dir().glob("*.spool"))
     assert abs(sf.info(kept_one.path).duration - panel.waveform.duration) < 0.5
     panel.waveform.set_selection(0.0, panel.waveform.duration - 0.01)  # a trim re-checks the part kept ...
     qtbot.waitUntil(lambda: panel.prompt is not panel.source_prompt, timeout=5000)

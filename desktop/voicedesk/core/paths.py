@@ -108,3 +108,7 @@ def voices_dir() -> Path:
 
 def takes_dir() -> Path:
     return _ensure(data_dir() / "takes")
+
+
+def recordings_dir() -> Path:
+    return _ensure(data_dir() / "recordings")

@@ -24,6 +24,8 @@ class AudioIO:
     def __init__(self, store: Settings) -> None:
         self.store = store
         self._recorder: Any = None
+        self._spool: Any = None  # the recording on disk as it is made (None when it could not be opened)
+        self._spool_problem = ""
         self._player: Any = None
 
     @staticmethod
@@ -52,13 +54,25 @@ class AudioIO:
         return [d.name for d in devices.output_devices()]
 
     # --- recording ----------------------------------------------------------------------------------
-    def start_recording(self, device: str, seconds: float) -> None:
-        """Start recording from `device` ("" = the default); it stops by itself after `seconds`."""
+    def start_recording(self, device: str, seconds: float, line: str = "") -> None:
+        """Start recording from `device` ("" = the default); it stops by itself after `seconds`. Every block goes
+        to disk as it comes (with `line`, the words shown to read), so that not even a crash loses it."""
+        from voicedesk.core.audio.kept import Spool
         from voicedesk.core.audio.recorder import Recorder
 
         self.stop_recording()
         recorder = Recorder(device or None, max_seconds=seconds)
-        recorder.start()
+        try:
+            self._spool, self._spool_problem = Spool(recorder.sample_rate, line), ""
+            recorder.on_block = self._spool.append
+        except OSError as exc:  # the recording still happens, in memory
+            log.warning("cannot keep the recording on disk: %s", exc)
+            self._spool, self._spool_problem = None, str(exc)
+        try:
+            recorder.start()
+        except BaseException:
+            self._end_spool(None)
+            raise
         self._recorder = recorder
 
     @property
@@ -75,12 +89,34 @@ class AudioIO:
         return float(self._recorder.level()) if self._recorder is not None else 0.0
 
     def stop_recording(self) -> tuple[npt.NDArray[np.float32], int, str]:
-        """Stop and return what was recorded (kept even when the device failed), its rate, and a problem."""
+        """Stop and return what was recorded (kept even when the device failed), its rate, and a problem
+        (the device's, or that the recording could not be kept on disk)."""
         recorder, self._recorder = self._recorder, None
         if recorder is None:
             return np.zeros(0, np.float32), 48000, ""
         samples = recorder.stop()
-        return samples, int(recorder.sample_rate), str(recorder.problem or "")
+        problem = self._end_spool(samples) or recorder.block_problem or ""
+        if problem:
+            problem = (f"This recording could not be kept on disk ({problem}); "
+                       "clone or export it before closing.")
+        return samples, int(recorder.sample_rate), " ".join(filter(None, [str(recorder.problem or ""), problem]))
+
+    def _end_spool(self, samples: npt.NDArray[np.float32] | None) -> str:
+        """Finish the spool into a kept WAV (or discard it when nothing was recorded); a problem, or ""."""
+        from voicedesk.core.errors import VoiceDeskError
+
+        spool, self._spool = self._spool, None
+        if spool is None:
+            return self._spool_problem
+        try:
+            if samples is None or samples.size == 0:
+                spool.discard()
+            else:
+                spool.finish(samples)
+        except (OSError, VoiceDeskError) as exc:  # the spool stays on disk: the next start recovers it
+            log.warning("could not keep the recording: %s", exc)
+            return str(exc)
+        return ""
 
     # --- playback -----------------------------------------------------------------------------------
     def use_output(self, device: str) -> None:

@@ -2,8 +2,8 @@
 
 Threads: PortAudio's callback copies each block into `SimpleQueue` (no other allocation, no logging,
 no locks); a drain thread accumulates the blocks, feeds a size-1 level queue for the meter, stops
-after `max_seconds`, and notices a device that stops delivering (unplugged) — keeping everything
-recorded so far and describing the problem in `problem`.
+after `max_seconds`, hands each block to `on_block` (which writes it to disk as it comes), and notices a device
+that stops delivering (unplugged) — keeping everything recorded so far and describing the problem in `problem`.
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ class Recorder:
         sample_rate: int | None = None,
         max_seconds: float | None = None,
         on_finished: Callable[[], None] | None = None,
+        on_block: Callable[[FloatArray], None] | None = None,
     ) -> None:
         self.device: AudioDevice = find_input(device)
         self.sample_rate = int(sample_rate or self.device.default_rate or 48000)
@@ -55,6 +56,8 @@ class Recorder:
         self.overflows = 0
         self.problem: str | None = None
         self._on_finished = on_finished
+        self.on_block = on_block  # set before start(); called on the drain thread with each mono block
+        self.block_problem: str | None = None  # why on_block failed (it is not called again after)
         self._blocks: queue.SimpleQueue[FloatArray] = queue.SimpleQueue()
         self._levels: queue.Queue[float] = queue.Queue(maxsize=1)
         self._last_level = 0.0
@@ -159,6 +162,11 @@ class Recorder:
         mono = block[:, 0] if block.ndim == 2 else block
         self._recorded.append(mono)
         self._frames += mono.shape[0]
+        if self.on_block is not None:
+            try:
+                self.on_block(mono)
+            except OSError as exc:  # a full disk must not end the recording: it goes on in memory
+                self.block_problem, self.on_block = str(exc), None
         peak = float(np.max(np.abs(mono))) if mono.size else 0.0
         with contextlib.suppress(queue.Empty):
             self._levels.get_nowait()

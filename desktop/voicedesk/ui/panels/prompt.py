@@ -226,7 +226,7 @@ class PromptPanel(Card):
 
     def _begin_capture(self) -> None:
         try:
-            self.audio.start_recording(self._device(), self.length_box.value())
+            self.audio.start_recording(self._device(), self.length_box.value(), self._line_recording)
         except VoiceDeskError as exc:
             self._recording_ended()
             self._show_error(str(exc))
@@ -261,20 +261,8 @@ class PromptPanel(Card):
             self._show_error(problem or "Nothing was recorded; check the microphone and try again.")
             return
         line = self._line_recording
-        problem = " ".join(filter(None, [problem, self._keep(samples, rate, line)]))
         if self.set_source((samples, rate), extra_notice=problem) and line:
             self._line_was_read(line)
-
-    def _keep(self, samples: Any, rate: int, line: str) -> str:
-        """Keep the recording on disk before anything else can fail; a problem doing so, as a notice."""
-        from voicedesk.core.audio.kept import keep
-
-        try:
-            keep(samples, rate, line)
-        except (OSError, VoiceDeskError) as exc:
-            log.warning("could not keep the recording: %s", exc)
-            return f"This recording could not be kept on disk ({exc}); clone or export it before closing."
-        return ""
 
     def _line_was_read(self, line: str) -> None:
         # Words fitted to a line that was not said blur the voice (clone-dev.md, sweep 30): say where they went.
@@ -287,9 +275,10 @@ class PromptPanel(Card):
         """Open the newest kept recording, as after a crash or a window closed before cloning; nothing when
         there is none or it cannot be used."""
         from voicedesk.core.audio.intake import load_prompt
-        from voicedesk.core.audio.kept import latest
+        from voicedesk.core.audio.kept import latest, recover
 
         try:
+            recovered = recover()  # a recording a crash interrupted becomes a kept one
             kept = latest()
             if kept is None:
                 return
@@ -297,10 +286,13 @@ class PromptPanel(Card):
         except (OSError, VoiceDeskError) as exc:
             log.info("no kept recording restored: %s", exc)
             return
-        self.open_kept(kept.path, "Your last recording")
+        cut_short = kept.path in recovered
+        self.open_kept(kept.path, "Your last recording (cut short when VoiceDesk stopped)" if cut_short
+                       else "Your last recording")
 
     def kept_dialog(self) -> None:
-        from voicedesk.core.audio.kept import PREFIX, recordings_dir
+        from voicedesk.core.audio.kept import PREFIX
+        from voicedesk.core.paths import recordings_dir
 
         name, _ = QFileDialog.getOpenFileName(self, "Open a kept recording", str(recordings_dir()),
                                               f"Recordings ({PREFIX}*.wav)")
