@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
+from PySide6.QtCore import Qt
 from pytestqt.qtbot import QtBot
 
 from ui_support import close_window, open_window, speak_prompt
@@ -140,7 +141,7 @@ def test_the_crash_handler_logs_the_trace_and_shows_one_dialog(qtbot: QtBot) -> 
 def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path) -> None:
     audio, rate = sf.read(speak_prompt(tmp_path), dtype="float32")
     kept.Spool(rate).finish(np.zeros(rate, np.float32))  # an older recording, silent: not the one opened
-    older = kept.Spool(rate, "Go left at the big white gate.").finish(audio[: rate * 2])
+    kept.Spool(rate, "Go left at the big white gate.").finish(audio[: rate * 2])
     kept.Spool(rate, "The sun came out after the rain.").finish(audio)
     window = open_window(qtbot, None)
     panel = window.prompt
@@ -148,8 +149,12 @@ def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path
     assert "Your last recording" in panel.notices.text() and "the line shown" in panel.notices.text()
     assert abs(panel.source_prompt.duration - audio.size / rate) < 0.6  # (edge silence trimmed)
     assert window.clone.transcript_edit.text() == "The sun came out after the rain." and window.clone.reads_line
-    assert "Open a kept recording…" in [a.text() for a in window.menuBar().actions()[0].menu().actions()]
-    assert panel.open_kept(older)  # File › Open a kept recording…: an older one, with its own line
+    window.recent_menu.aboutToShow.emit()  # File › Recent recordings: newest first, each with its line
+    listed = [a for a in window.recent_menu.actions() if not a.isSeparator()]
+    assert [a.text().split("  ")[-1] for a in listed] == [
+        "The sun came out after the rain.", "Go left at the big white gate.", "(no line shown)",
+        "Open a kept recording…"]
+    listed[1].trigger()  # an older one, with its own line
     assert panel.source_prompt.duration < 2.1 and "A recording of" in panel.notices.text()
     assert window.clone.transcript_edit.text() == "Go left at the big white gate."
     close_window(window)
@@ -164,6 +169,26 @@ def test_a_new_window_opens_the_last_recording_kept(qtbot: QtBot, tmp_path: Path
     window = open_window(qtbot, None)
     assert window.prompt.prompt is not None and "cut short" in window.prompt.notices.text()
     assert window.clone.transcript_edit.text() == "A warm breeze drifted over the quiet village."
+    close_window(window)
+
+
+def test_the_flow_s_main_buttons_answer_their_shortcuts(qtbot: QtBot) -> None:
+    window = open_window(qtbot, None)
+    prompt, speak = window.prompt, window.speak
+    prompt.lead_in_s = 3  # the countdown: nothing reaches the microphone in this test
+    qtbot.keyClick(window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)
+    assert prompt.countdown_label.text() == "in 3…" and not prompt.record_button.isEnabled()
+    qtbot.keyClick(window, Qt.Key.Key_R, Qt.KeyboardModifier.ControlModifier)  # the same key stops it
+    assert prompt.record_button.isEnabled() and prompt.countdown_label.text() == "" and not prompt.recording
+    speak.text.setFocus()
+    qtbot.keyClicks(speak.text, "Hello there.")
+    actions = {a.text(): a for a in window.menuBar().actions()[1].menu().actions()}
+    fired: list[bool] = []
+    actions["Speak"].triggered.connect(lambda: fired.append(True))
+    qtbot.keyClick(speak.text, Qt.Key.Key_Return, Qt.KeyboardModifier.ControlModifier)
+    assert fired and speak.text.toPlainText() == "Hello there."  # the shortcut, not a new line in the text
+    assert not speak.speak_button.isEnabled() and not speak.stop_button.isEnabled()  # no engine: nothing ran
+    assert "Ctrl+R" in prompt.record_button.toolTip() and "Ctrl+Return" in speak.speak_button.toolTip()
     close_window(window)
 
 

@@ -33,6 +33,7 @@ from voicedesk.ui.settings import Settings
 from voicedesk.ui.worker import Worker
 
 log = logging.getLogger(__name__)
+RECENT_SHOWN = 10  # kept recordings listed in File › Recent recordings
 
 
 class MainWindow(QMainWindow):
@@ -106,9 +107,9 @@ class MainWindow(QMainWindow):
         open_prompt.setShortcut(QKeySequence.StandardKey.Open)
         open_prompt.triggered.connect(self.prompt.import_dialog)
         file_menu.addAction(open_prompt)
-        open_kept = QAction("Open a kept recording…", self)
-        open_kept.triggered.connect(self.prompt.kept_dialog)
-        file_menu.addAction(open_kept)
+        self.recent_menu = file_menu.addMenu("Recent recordings")
+        self.recent_menu.aboutToShow.connect(self._fill_recent_recordings)
+        self._fill_recent_recordings()
         import_voice = QAction("Import voice…", self)
         import_voice.triggered.connect(self.voices.import_dialog)
         file_menu.addAction(import_voice)
@@ -117,6 +118,7 @@ class MainWindow(QMainWindow):
         quit_action.setShortcut(QKeySequence.StandardKey.Quit)
         quit_action.triggered.connect(self.close)
         file_menu.addAction(quit_action)
+        self._build_actions_menu()
         help_menu = self.menuBar().addMenu("&Help")
         open_logs = QAction("Open log folder", self)
         open_logs.triggered.connect(
@@ -126,6 +128,46 @@ class MainWindow(QMainWindow):
         about = QAction("About VoiceDesk", self)
         about.triggered.connect(self._about)
         help_menu.addAction(about)
+
+    def _fill_recent_recordings(self) -> None:
+        """The newest kept recordings, each with the line it was read from; the rest through the dialog."""
+        from voicedesk.core.audio.kept import recent
+
+        menu = self.recent_menu
+        menu.clear()
+        try:
+            kept = recent(RECENT_SHOWN)
+        except OSError as exc:  # an unreadable folder: the dialog still says more
+            log.info("cannot list kept recordings: %s", exc)
+            kept = []
+        for recording in kept:
+            line = recording.line if len(recording.line) <= 48 else recording.line[:47] + "…"
+            action = menu.addAction(f"{recording.made:%d %b %H:%M:%S}  {line or '(no line shown)'}")
+            action.triggered.connect(lambda _=False, path=recording.path: self.prompt.open_kept(path))
+        if not kept:
+            menu.addAction("No recordings yet").setEnabled(False)
+        menu.addSeparator()
+        menu.addAction("Open a kept recording…").triggered.connect(self.prompt.kept_dialog)
+
+    def _build_actions_menu(self) -> None:
+        """The flow's main buttons from the keyboard; a disabled button's shortcut does nothing, as its click."""
+        menu = self.menuBar().addMenu("&Actions")
+        prompt, clone, speak, takes = self.prompt, self.clone, self.speak, self.takes
+        for text, keys, trigger, buttons in (
+            ("Record / stop recording", "Ctrl+R", prompt.toggle_recording, (prompt.record_button, prompt.stop_button)),
+            ("Play the prompt", "Ctrl+P", prompt.play_button.click, (prompt.play_button,)),
+            ("Clone voice", "Ctrl+Shift+Return", clone.clone_button.click, (clone.clone_button,)),
+            ("Speak", "Ctrl+Return", speak.speak_button.click, (speak.speak_button,)),
+            ("Stop speaking", "Esc", speak.stop_button.click, (speak.stop_button,)),
+            ("Export the take…", "Ctrl+E", takes.export_button.click, (takes.export_button,)),
+        ):
+            shortcut = QKeySequence(keys)
+            action = QAction(text, self)
+            action.setShortcut(shortcut)
+            action.triggered.connect(lambda _=False, trigger=trigger: trigger())
+            menu.addAction(action)
+            for button in buttons:
+                button.setToolTip(f"{button.text().strip('●▶■ ')} ({shortcut.toString(QKeySequence.SequenceFormat.NativeText)})")
 
     def _build_status_bar(self) -> None:
         bar = self.statusBar()

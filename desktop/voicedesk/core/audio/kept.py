@@ -95,10 +95,15 @@ def recover(folder: Path | None = None, *, now: float | None = None) -> list[Pat
     return recovered
 
 
+def recent(count: int = KEEP, folder: Path | None = None) -> list[KeptRecording]:
+    """The newest `count` kept recordings, newest first."""
+    return [read(wav) for wav in reversed(_recordings(folder or paths.recordings_dir())[-count:])] if count else []
+
+
 def latest(folder: Path | None = None) -> KeptRecording | None:
     """The newest kept recording, or None."""
-    found = _recordings(folder or paths.recordings_dir())
-    return read(found[-1]) if found else None
+    newest = recent(1, folder)
+    return newest[0] if newest else None
 
 
 def read(wav: Path) -> KeptRecording:
@@ -130,4 +135,4 @@ def _recordings(folder: Path) -> list[Path]:
     return sorted(folder.glob(f"{PREFIX}*.wav"))  # the names sort by time
 
 
-__all__ = ["KEEP", "KeptRecording", "Spool", "latest", "read", "recover"]
+__all__ = ["KEEP", "KeptRecording", "Spool", "latest", "read", "recent", "recover"]

@@ -247,6 +247,13 @@ class PromptPanel(Card):
     def recording(self) -> bool:
         return self.audio.recording
 
+    def toggle_recording(self) -> None:
+        """Record, or stop the recording (or its countdown) under way: one key for both."""
+        if self.stop_button.isEnabled():
+            self.stop_button.click()
+        else:
+            self.record_button.click()
+
     def stop_recording(self) -> None:
         if self._countdown_timer.isActive():  # stopped during the lead-in: nothing was recorded
             self._countdown_timer.stop()
