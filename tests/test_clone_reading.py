@@ -9,7 +9,7 @@ import pytest
 
 from voicedesk.core import paths
 from voicedesk.core.clone.fit import transcript_ids
-from voicedesk.core.clone.reading import START_DELAY_S, next_turn, passage, reading_seconds
+from voicedesk.core.clone.reading import FILL, START_DELAY_S, next_turn, passage, reading_seconds
 
 LINES = paths.resource_lines("reading-lines.txt")
 
@@ -31,6 +31,15 @@ def test_every_passage_fits_its_recording_and_uses_most_of_it(seconds: int) -> N
     # A longer recording reads more: several sentences, most of its time.
     if seconds >= 10:
         assert all(reading_seconds(passage(LINES, seconds, t)) > 0.6 * (seconds - START_DELAY_S) for t in range(5))
+
+
+@pytest.mark.parametrize("seconds", [3, 4])
+def test_the_usual_lengths_get_one_line_that_fills_them(seconds: int) -> None:
+    # ~2.5 s of speech clones closer than ~2 s (clone-dev.md, sweep 31): a 4 s recording must not show a 2 s line.
+    budget = seconds - START_DELAY_S
+    shown = {passage(LINES, seconds, turn) for turn in range(len(LINES))}
+    assert len(shown) >= 5 and all(FILL * budget <= reading_seconds(text) <= budget for text in shown)
+    assert passage(LINES, 4, 0) == "A warm breeze drifted over the quiet village."  # the first one, measured
 
 
 def test_three_seconds_is_one_sentence_and_six_is_two() -> None:
