@@ -289,13 +289,13 @@ class PromptPanel(Card):
             kept = latest()
             if kept is None:
                 return
-            load_prompt(kept.path)
+            prompt = load_prompt(kept.path)  # here, so that one intake refuses is skipped without a word
         except (OSError, VoiceDeskError) as exc:
             log.info("no kept recording restored: %s", exc)
             return
-        cut_short = kept.path in recovered
-        self.open_kept(kept.path, "Your last recording (cut short when VoiceDesk stopped)" if cut_short
-                       else "Your last recording")
+        what = "Your last recording (cut short when VoiceDesk stopped)" if kept.path in recovered else "Your last recording"
+        self._show_source(prompt, self._kept_note(kept, what))
+        self._after_kept(kept)
 
     def kept_dialog(self) -> None:
         from voicedesk.core.audio.kept import PREFIX
@@ -315,11 +315,18 @@ class PromptPanel(Card):
         except OSError as exc:
             self._show_error(f"The recording cannot be opened: {exc}")
             return False
-        note = f"{what} of {kept.made:%d %b %H:%M}, kept on disk. Record again or import a clip to use another."
-        opened = self.set_source(kept.path, extra_notice=note)
-        if opened and kept.line:
-            self._line_was_read(kept.line)
+        opened = self.set_source(kept.path, extra_notice=self._kept_note(kept, what))
+        if opened:
+            self._after_kept(kept)
         return opened
+
+    @staticmethod
+    def _kept_note(kept: Any, what: str) -> str:
+        return f"{what} of {kept.made:%d %b %H:%M}, kept on disk. Record again or import a clip to use another."
+
+    def _after_kept(self, kept: Any) -> None:
+        if kept.line:
+            self._line_was_read(kept.line)
 
     def _recording_ended(self) -> None:
         self._ticker.stop()
@@ -359,13 +366,17 @@ class PromptPanel(Card):
         except VoiceDeskError as exc:
             self._show_error(" ".join(filter(None, [extra_notice, str(exc)])))
             return False
+        self._show_source(prompt, extra_notice)
+        return True
+
+    def _show_source(self, prompt: Any, extra_notice: str) -> None:
+        """Show a prompt that passed intake, whole, as the one to clone."""
         self.source_prompt = prompt
         self._source_notes = [extra_notice]
         self.waveform.set_audio(prompt.audio, prompt.sample_rate)  # emits selection_changed
         self._retrim.stop()
         self.source_changed.emit()
         self._set_prompt(prompt, [*self._source_notes, *prompt.notices])
-        return True
 
     def _selection_moved(self, start: float, end: float) -> None:
         self.selection_label.setText(f"Using {start:.1f}–{end:.1f} s ({end - start:.1f} s)" if end > start else "")
