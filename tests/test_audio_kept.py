@@ -3,6 +3,7 @@ and a recording cut short by a killed process recovered from its spool (a real m
 
 from __future__ import annotations
 
+import errno
 import os
 import signal
 import subprocess
@@ -108,3 +109,27 @@ def _spooled_seconds(folder: Path) -> float:
         return 0.0
     raw = spools[0].read_bytes()
     return (len(raw) - kept.RATE.size) / 4 / kept.RATE.unpack_from(raw)[0]
+
+
+@pytest.mark.audio
+def test_a_disk_that_fills_mid_recording_loses_nothing(pulse_server: PulseServer) -> None:
+    from voicedesk.core.audio.recorder import Recorder
+
+    feed = pulse_server.play_into("micfeed", np.tile(speech(48000), 4))
+    written: list[int] = []
+
+    def fills_up(block: np.ndarray) -> None:
+        if len(written) == 3:
+            raise OSError(errno.ENOSPC, "No space left on device")
+        written.append(block.size)
+
+    recorder = Recorder(max_seconds=1.5)
+    recorder.on_block = fills_up
+    try:
+        recorder.start()
+        assert recorder.wait(15)
+        audio = recorder.stop()
+    finally:
+        feed.kill()
+    assert audio.size == int(1.5 * recorder.sample_rate)  # the recording went on in memory
+    assert len(written) == 3 and recorder.block_problem == "[Errno 28] No space left on device"
