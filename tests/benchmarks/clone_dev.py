@@ -244,10 +244,6 @@ CONFIGS: dict[str, FitSettings] = {
     **{f"s31{p}-typed-seed{k}": FitSettings(seconds=600, seed=k)
        for p in ("", "-rec3t0", "-rec3t4", "-rec3t6", "-rec3t9", "-rec4t12", "-rec4t17", "-rec4t19", "-rec4t26",
                  "-rec6t0") for k in range(4)},
-    # Sweep 32: the prompt's words and two fitting sentences a step, those sentences' GE2E target moved by how the
-    # stock voices' embeddings move from the prompt's words to them (content_shift 1, 0.5) or not (0).
-    **{f"s32-shift{c}-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2, content_shift=c)
-       for c in (0.0, 0.5, 1.0) for k in range(4)},
 }
 
 

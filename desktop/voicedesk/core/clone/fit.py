@@ -97,10 +97,6 @@ class FitSettings:
     # ... when the prompt's words are known: those words alone made the better fit in the same time
     # (CPU 60 s: 0.45 of the gap against 0.32 with two sentences more a step; clone-dev.md, sweep 5).
     sentences_with_words: int = 0
-    # ... and their GE2E target moved by how the stock voices' embeddings move from the prompt's words to those
-    # sentences (times this; 0: the prompt's embedding for every sentence): a 3 s prompt's embedding carries its
-    # words, and other sentences are not those words.
-    content_shift: float = 0.0
     join_sentences: bool = True  # speak a step's sentences as one utterance: one forward instead of several
     pitch_weight: float = 1.0
     reg_weight: float = 0.01
@@ -410,12 +406,10 @@ def fit_voice(
         stock_sims: list[float] = []
         ranked_on = said if (said and cfg.start_prompt_penalty) else sentences[0]
 
-        stock_said: dict[int, torch.Tensor] = {}  # each ranked voice's GE2E embedding of the prompt's words
-
-        def onehot(v: int, n_phonemes: int | None = None) -> torch.Tensor:
-            """The style row of stock voice `v` alone, for the ranking's sentence (or `n_phonemes`)."""
+        def onehot(v: int) -> torch.Tensor:
+            """The style row of stock voice `v` alone, for the ranking's sentence."""
             mix = torch.nn.functional.one_hot(torch.tensor(v), len(names)).to(rows)
-            return row(mix, torch.zeros(256, device=device), n_phonemes or ranked_on.n_phonemes)
+            return row(mix, torch.zeros(256, device=device), ranked_on.n_phonemes)
 
         with torch.no_grad():
             # Each voice's predicted pitch for the words, in octaves from the prompt's (none: no penalty).
@@ -427,8 +421,7 @@ def fit_voice(
                     scores.append(-math.inf)  # a zero weight in the start (clamped like any tiny one below)
                     continue
                 wav, _ = speak(onehot(v), ranked_on, graphed=True)
-                stock_said[v] = ge2e.embed([wav])[0]
-                sim = float(stock_said[v] @ target)
+                sim = float(ge2e.embed([wav])[0] @ target)
                 stock_sims.append(sim)
                 score = (sim - cfg.pitch_penalty * distance.get(v, 0.0)
                          - cfg.start_spectrum_penalty * float(shape_distance(wav)))
@@ -569,30 +562,15 @@ def fit_voice(
                 rng=None if cuda else gen, first=start_said,
             )
 
-        shifts: dict[tuple[int, ...], torch.Tensor] = {}
-
-        def aim(key: tuple[int, ...], sentence: _Sentence) -> torch.Tensor:
-            """The GE2E target for speech of `sentence` (the fitting sentences `key`): see `content_shift`."""
-            if not (cfg.content_shift and said and ranked_on is said):
-                return target
-            if key not in shifts:
-                with torch.no_grad():
-                    moved = [ge2e.embed([speak(onehot(v, sentence.n_phonemes), sentence)[0]])[0] - said_embed
-                             for v, said_embed in stock_said.items()]
-                shifts[key] = torch.stack(moved).mean(0)
-            return torch.nn.functional.normalize(target + cfg.content_shift * shifts[key], dim=0)
-
         def eager_step(step: int) -> torch.Tensor:
             """One step the general way: the step's sentences, each spoken anew. Returns the similarities."""
             mix, delta = current()
-            keys = [(order[(step * per_step + k) % len(order)],) for k in range(per_step)]
-            picked = [sentences[key[0]] for key in keys]
+            picked = [sentences[order[(step * per_step + k) % len(order)]] for k in range(per_step)]
             if cfg.join_sentences and len(picked) > 1:
-                picked, keys = [_joined(picked)], [tuple(key[0] for key in keys)]
+                picked = [_joined(picked)]
             wavs: list[torch.Tensor] = []
-            aims: list[torch.Tensor] = []
             pitch_terms, shape_terms, said_terms = [], [], []
-            for sentence, key in [*zip(picked, keys, strict=True), *([(said, ())] if speaks_said else [])]:
+            for sentence in [*picked, *([said] if speaks_said else [])]:
                 style = row(mix, delta, sentence.n_phonemes)
                 wav, f0 = speak_said(style) if sentence is said else speak(style, sentence)
                 if sentence is said:
@@ -600,14 +578,13 @@ def fit_voice(
                 if sentence is not said or cfg.prompt_in_encoder:
                     wavs.extend(augment(wav, gen, max_crop_s=cfg.crop_s) if cfg.augment else wav
                                 for _ in range(cfg.views))
-                    aims.extend([target if sentence is said else aim(key, sentence)] * cfg.views)
                 if cfg.spectrum_weight:
                     shape_terms.append(shape_distance(wav))
                 lp = log_pitch(f0)
                 if lp is not None and log_f0_target is not None:
                     pitch_terms.append((lp - log_f0_target) ** 2)
             embeds = ge2e.embed(wavs)
-            sims = (embeds * torch.stack(aims)).sum(-1)
+            sims = embeds @ target
             loss = 1 - sims.mean()
             if pitch_terms:
                 loss = loss + cfg.pitch_weight * torch.stack(pitch_terms).mean()
