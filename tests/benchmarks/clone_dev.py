@@ -244,6 +244,8 @@ CONFIGS: dict[str, FitSettings] = {
     **{f"s31{p}-typed-seed{k}": FitSettings(seconds=600, seed=k)
        for p in ("", "-rec3t0", "-rec3t4", "-rec3t6", "-rec3t9", "-rec4t12", "-rec4t17", "-rec4t19", "-rec4t26",
                  "-rec6t0") for k in range(4)},
+    # Sweep 32: the prompt's words and two fitting sentences a step (the shipped fit: the words alone).
+    **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
 }
 
 
