@@ -45,11 +45,11 @@ class Spool:
         self.wav = _new_name(folder or paths.recordings_dir())
         self.path = self.wav.with_suffix(SPOOL)
         self.sample_rate = int(sample_rate)
-        if line:
-            atomic_write_bytes(self.wav.with_suffix(".txt"), line.encode("utf-8"))
         # Unbuffered: each block reaches the operating system at once and survives this process dying.
         self._file = open(self.path, "xb", buffering=0)  # noqa: SIM115 - closed by finish/discard
         self._file.write(RATE.pack(self.sample_rate))
+        if line:  # (if this fails, the spool holds no samples yet: `recover` removes it)
+            atomic_write_bytes(self.wav.with_suffix(".txt"), line.encode("utf-8"))
 
     def append(self, block: npt.NDArray[np.float32]) -> None:
         self._file.write(np.ascontiguousarray(block, "<f4").tobytes())

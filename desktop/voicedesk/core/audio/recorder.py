@@ -47,7 +47,6 @@ class Recorder:
         sample_rate: int | None = None,
         max_seconds: float | None = None,
         on_finished: Callable[[], None] | None = None,
-        on_block: Callable[[FloatArray], None] | None = None,
     ) -> None:
         self.device: AudioDevice = find_input(device)
         self.sample_rate = int(sample_rate or self.device.default_rate or 48000)
@@ -56,7 +55,8 @@ class Recorder:
         self.overflows = 0
         self.problem: str | None = None
         self._on_finished = on_finished
-        self.on_block = on_block  # set before start(); called on the drain thread with each mono block
+        # Set before start() to keep each mono block as it comes (on the drain thread; kept.Spool.append).
+        self.on_block: Callable[[FloatArray], None] | None = None
         self.block_problem: str | None = None  # why on_block failed (it is not called again after)
         self._blocks: queue.SimpleQueue[FloatArray] = queue.SimpleQueue()
         self._levels: queue.Queue[float] = queue.Queue(maxsize=1)
