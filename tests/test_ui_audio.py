@@ -32,6 +32,16 @@ def best_correlation(captured: np.ndarray, reference: np.ndarray) -> float:
     return float(abs(corr[at]) / (np.linalg.norm(window) * np.linalg.norm(reference) + 1e-12))
 
 
+def spooled_bytes() -> int:
+    """The size of the recording being made, on disk (0 when there is none)."""
+    for spool in paths.recordings_dir().glob("*.spool"):
+        try:
+            return spool.stat().st_size
+        except FileNotFoundError:  # finished between the listing and the look
+            return 0
+    return 0
+
+
 def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, pulse_server: PulseServer,
                                                                    tmp_path: Path) -> None:
     window = open_window(qtbot, None)
@@ -54,9 +64,8 @@ def test_record_button_records_the_microphone_and_stops_by_itself(qtbot: QtBot, 
     assert panel.countdown_label.text() == "in 1…" and not panel.record_button.isEnabled()
     began = time.monotonic()
     qtbot.waitUntil(lambda: panel.recording, timeout=5000)
-    spooled = kept.RATE.size + 4 * RATE // 2  # half a second of float32 samples
-    qtbot.waitUntil(lambda: any(p.stat().st_size > spooled for p in paths.recordings_dir().glob("*.spool")),
-                    timeout=5000)  # on disk while it is being made: not even a crash loses it
+    half_second = kept.RATE.size + 4 * RATE // 2  # of float32 samples
+    qtbot.waitUntil(lambda: spooled_bytes() > half_second, timeout=5000)  # on disk while being made: no crash loses it
     qtbot.waitUntil(lambda: not panel.recording, timeout=15_000)  # ends by itself after 3 s
     took = time.monotonic() - began
     feed.kill()
