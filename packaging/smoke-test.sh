@@ -27,4 +27,13 @@ if grep -E "ImportError|ModuleNotFoundError|cannot open shared object|No module 
   echo "FAIL: import or library errors in the frozen self-test output (above)" >&2
   exit 1
 fi
+# Kokoro's stock voices travel in the bundle when the build had them (models/kokoro-voices-v1.0.safetensors).
+if [ -f "$root/models/kokoro-voices-v1.0.safetensors" ]; then
+  count="$(env -u VOICEDESK_CACHE VOICEDESK_HOME="$work/home" "$exe" voices 2>/dev/null | grep -c $'\tstock\t' || true)"
+  if [ "$count" != 54 ]; then
+    echo "FAIL: the bundle lists $count stock voices, not Kokoro's 54" >&2
+    exit 1
+  fi
+  echo "OK: the bundle lists Kokoro's 54 stock voices"
+fi
 echo "OK: frozen self-test passed"

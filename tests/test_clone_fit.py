@@ -58,7 +58,7 @@ def prompt_16k(prompt_path: Path) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def stock(cpu_engine: Any) -> dict[str, np.ndarray]:
-    return {name: cpu_engine.stock_voice(name) for name in cpu_engine.stock_voices()}
+    return cpu_engine.fit_basis()
 
 
 @pytest.fixture(scope="module")

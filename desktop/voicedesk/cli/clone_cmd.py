@@ -85,7 +85,7 @@ def clone(args: argparse.Namespace) -> int:
     if words.part_notice:
         print(f"Note: {words.part_notice}", file=sys.stderr)
     settings = within_budget(settings, words)
-    stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
+    stock = engine.fit_basis()
     result: FitResult | None = None
     audio = prompt.audio_16k()
     job = fit_voice(engine.model, stock, audio, settings=settings, prompt_ids=words.ids, said_16k=words.part(audio),

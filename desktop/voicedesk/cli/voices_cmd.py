@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 from typing import Any
 
 from voicedesk.core.engine.config import NEUTRAL_PITCH
@@ -39,6 +40,26 @@ def register(subparsers: Any) -> None:
     delete = sub.add_parser("delete", help="move a saved voice to the library's trash folder")
     delete.add_argument("name")
     delete.set_defaults(handler=delete_voice)
+
+    add = sub.add_parser("add-stock", help="add Kokoro's English and other stock voices (kokoro-js from npm)")
+    add.add_argument("--from", dest="tarball", metavar="FILE", help="the kokoro-js-1.2.1.tgz package, already downloaded")
+    add.add_argument("--if-missing", action="store_true", help="do nothing when the voices are already added")
+    add.set_defaults(handler=add_stock)
+
+
+def add_stock(args: argparse.Namespace) -> int:
+    from voicedesk.core.engine import voice_pack
+
+    if args.if_missing and voice_pack.read_pack():
+        return 0
+    try:
+        tarball = Path(args.tarball).read_bytes() if args.tarball else voice_pack.download()
+    except OSError as exc:
+        print(f"Error: cannot read {args.tarball}: {exc.strerror or exc}.", file=sys.stderr)
+        return 2
+    path, count = voice_pack.install(tarball)
+    print(f"Added {count} Kokoro stock voices ({voice_pack.PACKAGE}, checked) in {path}.")
+    return 0
 
 
 def stock_voices() -> list[tuple[str, str]]:

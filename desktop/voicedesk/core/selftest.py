@@ -113,7 +113,7 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
         fit = run_to_end(
             fit_voice(
                 engine.model,
-                {name: engine.stock_voice(name) for name in engine.stock_voices()},
+                engine.fit_basis(),
                 prompt.audio_16k(),
                 # No wall-time budget: a slow machine must still run the steps (and their backward pass).
                 settings=FitSettings(steps=settings.steps, check_every=settings.steps, seconds=math.inf),

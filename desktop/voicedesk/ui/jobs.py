@@ -93,7 +93,7 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     from voicedesk.core.library.voices import VoiceLibrary
 
     words = prompt_words(prompt, transcript, language, within=words_within(engine.device), read=read)
-    stock = {voice: engine.stock_voice(voice) for voice in engine.stock_voices()}
+    stock = engine.fit_basis()
     settings = within_budget(FitSettings(steps=steps) if steps else FitSettings(), words)
     result: FitResult | None = None
     ge2e, judge = clone_tools(str(engine.device))

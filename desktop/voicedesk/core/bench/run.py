@@ -280,7 +280,7 @@ def _clone(engine: Any, settings: BenchSettings, out: dict[str, Any], progress: 
     except (PromptUnavailable, VoiceDeskError, ImportError) as exc:
         _skip(out, "clone_s", str(exc))
         return
-    stock = {name: engine.stock_voice(name) for name in engine.stock_voices()}
+    stock = engine.fit_basis()
     timed = FitSettings(steps=1, check_every=1) if settings.quick else FitSettings()
     if not settings.quick:
         progress("Warming up cloning (one step)…")

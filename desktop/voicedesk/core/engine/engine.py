@@ -162,6 +162,11 @@ class Engine:
     def stock_voice(name: str) -> Style:
         return voices.stock_voice(name)
 
+    @staticmethod
+    def fit_basis() -> dict[str, Style]:
+        """The stock styles a clone starts from (voices.FIT_BASIS)."""
+        return voices.fit_basis()
+
     # -- model inputs ------------------------------------------------------------------------------------
 
     def token_ids(self, phonemes: str) -> torch.Tensor:

@@ -135,11 +135,14 @@ class VoicesPanel(Card):
         self.list.addItem(item)
 
     def select(self, name: str) -> None:
-        for row in range(self.list.count()):
-            entry = self.list.item(row).data(Qt.ItemDataRole.UserRole)
-            if entry is not None and entry.name == name:
-                self.list.setCurrentRow(row)
-                return
+        from voicedesk.core.engine.voices import DEFAULT_VOICE
+
+        for wanted in (name, DEFAULT_VOICE):  # else the stock voice a first start speaks with
+            for row in range(self.list.count()):
+                entry = self.list.item(row).data(Qt.ItemDataRole.UserRole)
+                if entry is not None and entry.name == wanted:
+                    self.list.setCurrentRow(row)
+                    return
         for row in range(self.list.count()):  # fall back to the first voice
             if self.list.item(row).data(Qt.ItemDataRole.UserRole) is not None:
                 self.list.setCurrentRow(row)
