@@ -329,14 +329,16 @@ def heard_ids(prompts: dict[str, np.ndarray]) -> dict[str, list[int] | None]:
     return {name: words.ids for name, words in heard_words(prompts).items()}
 
 
-def basis(stock: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
-    """The stock styles the product's fit mixes (the others still count for the nearest stock voice)."""
-    return {name: style for name, style in stock.items() if name in FIT_BASIS}
+def basis(stock: dict[str, np.ndarray], accents: str = "") -> dict[str, np.ndarray]:
+    """The stock styles the product's fit mixes (the others still count for the nearest stock voice); `accents`:
+    instead, every voice whose name starts with one of these letters (sweep 33: "abj", the English and Japanese)."""
+    return {name: style for name, style in stock.items() if (name[0] in accents if accents else name in FIT_BASIS)}
 
 
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
             config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None,
-            pace_pairs: dict[str, Any] | None = None, said: dict[str, np.ndarray] | None = None) -> dict[str, Any]:
+            pace_pairs: dict[str, Any] | None = None, said: dict[str, np.ndarray] | None = None,
+            accents: str = "") -> dict[str, Any]:
     """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times.
     `pace_pairs` (a dict) receives each target's held-out speech at pace 1, where the voice has its own;
     `said`: per target, the stretch of its prompt the words are the words of (default: all of it)."""
@@ -344,7 +346,7 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
     for name, prompt in prompts.items():
         t0 = time.perf_counter()
         result: FitResult | None = None
-        for item in fit_voice(model, basis(stock), prompt, settings=settings or CONFIGS[config], ge2e=ge2e, judge=judge,
+        for item in fit_voice(model, basis(stock, accents), prompt, settings=settings or CONFIGS[config], ge2e=ge2e, judge=judge,
                               fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=words_of(config, ids, name),
                               said_16k=(said or {}).get(name)):
             if isinstance(item, FitResult):
@@ -516,7 +518,7 @@ def run_cpu(args: argparse.Namespace) -> None:
                        **({"seconds": args.seconds} if args.seconds else {}))
     unpaced: dict[str, Any] = {}
     fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings, pace_pairs=unpaced,
-                     said=said)
+                     said=said, accents=args.basis_accents)
     stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
     scorer = Scorer()
     result = score(scorer, stock_audio, fitted)
@@ -524,7 +526,7 @@ def run_cpu(args: argparse.Namespace) -> None:
         result["at_pace_1"] = score(scorer, stock_audio, {n: {**r, "audio": unpaced.get(n, r["audio"])}
                                                           for n, r in fitted.items()}, with_wer=False)
         print_table("the same styles at pace 1", result["at_pace_1"])
-    result.update(settings=asdict(settings), words=words_kind(args.config), device="cpu", threads=args.threads, torch=torch.__version__,
+    result.update(settings=asdict(settings), basis=sorted(basis(stock, args.basis_accents)), words=words_kind(args.config), device="cpu", threads=args.threads, torch=torch.__version__,
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print_table(f"CPU, {args.config}", result)
     if args.pitch_variants:
@@ -760,6 +762,7 @@ def main() -> None:
     sub = parser.add_subparsers(dest="mode", required=True)
     cpu = sub.add_parser("cpu")
     cpu.add_argument("--targets")
+    cpu.add_argument("--basis-accents", default="", help='fit from these accents\' stock voices (e.g. "abj"), not the five')
     cpu.add_argument("--config", default="default", choices=list(CONFIGS))
     cpu.add_argument("--steps", type=int)
     cpu.add_argument("--seconds", type=float)

@@ -53,12 +53,14 @@ def stock_voice_names() -> list[str]:
     return sorted(_stock())
 
 
-def describe_stock_voice(name: str) -> str:
-    """"British English, female (Kokoro bf_emma)"; its language's accent, not the only language it speaks."""
+def stock_voice_kind(name: str) -> str:
+    """"British English, female" for bf_emma: the accent it was trained on (it speaks other languages too)."""
     accent, sex = _ACCENTS.get(name[:1]), _SEXES.get(name[1:2])
-    if accent is None or sex is None:
-        return f"Kokoro stock voice {name}"
-    return f"{accent}, {sex} (Kokoro {name})"
+    return f"{accent}, {sex}" if accent and sex else "Kokoro stock voice"
+
+
+def describe_stock_voice(name: str) -> str:
+    return f"{stock_voice_kind(name)} (Kokoro {name})"
 
 
 def fit_basis() -> dict[str, Style]:

@@ -90,7 +90,7 @@ class VoicesPanel(Card):
         if not shiboken6.isValid(self.list):
             return  # a queued refresh reached a window that is being destroyed
         current = select or (self.current.name if self.current else "") or self.store.get(settings.LAST_VOICE)
-        from voicedesk.core.engine.voices import describe_stock_voice
+        from voicedesk.core.engine.voices import FIT_BASIS, describe_stock_voice
 
         saved: list[VoiceEntry] = []
         try:
@@ -116,6 +116,8 @@ class VoicesPanel(Card):
         self._add_section("Stock voices")
         for entry in stock:
             self._add_entry(entry)
+        if stock and len(stock) <= len(FIT_BASIS):  # the English voices' pack is missing: say how to add it
+            self._add_section("English stock voices: run `voicedesk voices add-stock` once.", hint=True)
         self.list.blockSignals(False)
         self.select(current)
 
@@ -129,7 +131,9 @@ class VoicesPanel(Card):
         self.list.addItem(item)
 
     def _add_entry(self, entry: VoiceEntry) -> None:
-        item = QListWidgetItem(entry.name)
+        from voicedesk.core.engine.voices import stock_voice_kind
+
+        item = QListWidgetItem(entry.name if entry.saved else f"{entry.name}  ·  {stock_voice_kind(entry.name)}")
         item.setToolTip(entry.detail)
         item.setData(Qt.ItemDataRole.UserRole, entry)
         self.list.addItem(item)
