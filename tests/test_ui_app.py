@@ -71,7 +71,12 @@ def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) 
     qtbot.waitUntil(lambda: window.context.engine is not None, timeout=300_000)
     assert window.device_label.text() == "Device: CPU"
     assert {"jf_alpha", "jm_kumo"} <= {entry.name for entry in window.voices.entries}
-    assert window.speak.voice_label.text().startswith("Voice: ")
+    # Kokoro's 54 stock voices, under their accents; a first start speaks with af_heart.
+    rows = [window.voices.list.item(row).text() for row in range(window.voices.list.count())]
+    assert rows.index("American English") < rows.index("af_heart  ·  female") < rows.index("British English")
+    assert "Japanese" in rows and "jm_kumo  ·  male" in rows and len(window.voices.entries) == 54
+    assert window.voices.current is not None and window.voices.current.name == "af_heart"
+    assert window.speak.voice_label.text() == "Voice: af_heart"
     # On the CPU the fit takes the words of a recording's first seconds only: the line to read stays within them.
     assert reading_seconds(window.prompt.line_label.text()) <= CPU_PROMPT_SECONDS
     close_window(window)

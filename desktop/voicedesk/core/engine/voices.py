@@ -53,10 +53,19 @@ def stock_voice_names() -> list[str]:
     return sorted(_stock())
 
 
+def stock_voice_accent(name: str) -> str:
+    """"British English" for bf_emma: the speech it was trained on (it speaks VoiceDesk's other languages too)."""
+    return _ACCENTS.get(name[:1], "Other")
+
+
+def stock_voice_sex(name: str) -> str:
+    return _SEXES.get(name[1:2], "")
+
+
 def stock_voice_kind(name: str) -> str:
-    """"British English, female" for bf_emma: the accent it was trained on (it speaks other languages too)."""
-    accent, sex = _ACCENTS.get(name[:1]), _SEXES.get(name[1:2])
-    return f"{accent}, {sex}" if accent and sex else "Kokoro stock voice"
+    """"British English, female" for bf_emma."""
+    sex = stock_voice_sex(name)
+    return f"{stock_voice_accent(name)}, {sex}" if sex else "Kokoro stock voice"
 
 
 def describe_stock_voice(name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import logging
 from dataclasses import dataclass
 from pathlib import Path
@@ -90,7 +91,7 @@ class VoicesPanel(Card):
         if not shiboken6.isValid(self.list):
             return  # a queued refresh reached a window that is being destroyed
         current = select or (self.current.name if self.current else "") or self.store.get(settings.LAST_VOICE)
-        from voicedesk.core.engine.voices import FIT_BASIS, describe_stock_voice
+        from voicedesk.core.engine.voices import FIT_BASIS, describe_stock_voice, stock_voice_accent
 
         saved: list[VoiceEntry] = []
         try:
@@ -114,8 +115,10 @@ class VoicesPanel(Card):
         if not saved:
             self._add_section("Cloned voices appear here.", hint=True)
         self._add_section("Stock voices")
-        for entry in stock:
-            self._add_entry(entry)
+        for accent, group in itertools.groupby(stock, key=lambda entry: stock_voice_accent(entry.name)):
+            self._add_section(accent, hint=True)
+            for entry in group:
+                self._add_entry(entry)
         if stock and len(stock) <= len(FIT_BASIS):  # the English voices' pack is missing: say how to add it
             self._add_section("English stock voices: run `voicedesk voices add-stock` once.", hint=True)
         self.list.blockSignals(False)
@@ -131,9 +134,10 @@ class VoicesPanel(Card):
         self.list.addItem(item)
 
     def _add_entry(self, entry: VoiceEntry) -> None:
-        from voicedesk.core.engine.voices import stock_voice_kind
+        from voicedesk.core.engine.voices import stock_voice_sex
 
-        item = QListWidgetItem(entry.name if entry.saved else f"{entry.name}  ·  {stock_voice_kind(entry.name)}")
+        sex = "" if entry.saved else stock_voice_sex(entry.name)
+        item = QListWidgetItem(f"{entry.name}  ·  {sex}" if sex else entry.name)
         item.setToolTip(entry.detail)
         item.setData(Qt.ItemDataRole.UserRole, entry)
         self.list.addItem(item)
