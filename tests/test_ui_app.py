@@ -15,12 +15,13 @@ from typing import Any
 import numpy as np
 import pytest
 import soundfile as sf
-from PySide6.QtCore import Qt
+from PySide6.QtCore import Qt, QTimer
 from pytestqt.qtbot import QtBot
 
 from ui_support import close_window, open_window, speak_prompt
 from voicedesk.core import logs
 from voicedesk.core.audio import kept
+from voicedesk.ui import app as ui_app
 from voicedesk.ui import jobs
 from voicedesk.ui.app import CrashHandler
 from voicedesk.ui.messages import user_message
@@ -43,6 +44,58 @@ TIME_TO_WINDOW = textwrap.dedent(
     window.close()
     """
 )
+
+
+HOLD_LOCK = textwrap.dedent(
+    """
+    import sys
+    from voicedesk.ui.app import claim_instance
+    lock = claim_instance()
+    print("held" if lock is not None else "refused", flush=True)
+    sys.stdin.read()  # until killed
+    """
+)
+
+
+def test_one_window_per_user_folder(qtbot: QtBot) -> None:
+    from PySide6.QtWidgets import QApplication, QMessageBox
+
+    lock = ui_app.claim_instance()
+    assert lock is not None and ui_app.claim_instance() is None
+    seen: list[str] = []
+
+    def answer() -> None:  # the user reads the dialog and presses OK
+        box = QApplication.activeModalWidget()
+        if isinstance(box, QMessageBox):
+            seen.append(box.text())
+            box.accept()
+        else:
+            QTimer.singleShot(50, answer)
+
+    QTimer.singleShot(50, answer)
+    assert ui_app.run(device="cpu") == 1  # a second start: the dialog, no window
+    assert seen == [f"VoiceDesk is already open (process {os.getpid()}); switch to its window.\n\n"
+                    "One window at a time keeps your voices, takes and recordings in step."]
+    assert not [w for w in QApplication.topLevelWidgets() if w.objectName() == "mainWindow" and w.isVisible()]
+    lock.unlock()
+    again = ui_app.claim_instance()
+    assert again is not None
+    again.unlock()
+
+
+def test_a_crashed_windows_lock_does_not_keep_voicedesk_closed(tmp_path: Path) -> None:
+    env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
+    child = subprocess.Popen([sys.executable, "-c", HOLD_LOCK], env=env, stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert child.stdout is not None and child.stdout.readline().strip() == "held"
+        assert ui_app.claim_instance() is None  # held by a live process
+    finally:
+        child.kill()  # SIGKILL: no chance to unlock, as in a crash
+        child.wait(timeout=30)
+    lock = ui_app.claim_instance()
+    assert lock is not None, "the lock of a process that is gone must count as stale"
+    lock.unlock()
 
 
 def test_the_window_appears_before_torch_is_imported(tmp_path: Path) -> None:

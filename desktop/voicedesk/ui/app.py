@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from types import TracebackType
 
-from PySide6.QtCore import QTimer
+from PySide6.QtCore import QLockFile, QTimer
 from PySide6.QtGui import QColor, QIcon, QPalette
 from PySide6.QtWidgets import QApplication, QMessageBox
 
@@ -22,6 +22,7 @@ from voicedesk.core import logs, paths
 log = logging.getLogger(__name__)
 
 ORGANISATION = "VoiceDesk"
+LOCK_NAME = "voicedesk.lock"  # in the user data folder: one window per folder of voices, takes and recordings
 
 
 def create_application(argv: Sequence[str] | None = None) -> QApplication:
@@ -118,11 +119,41 @@ class CrashHandler:
         box.open()
 
 
+def claim_instance() -> QLockFile | None:
+    """This user data folder's lock, held while the window is open; None when another VoiceDesk holds it.
+
+    Two windows on one folder would each list voices and takes the other changes unseen, and each start
+    would look at the other's recording in progress as one a crash left behind.
+    """
+    lock = QLockFile(str(paths.data_dir() / LOCK_NAME))
+    lock.setStaleLockTime(0)  # stale only when its process is gone (a crash), however long it ran
+    return lock if lock.tryLock(200) else None
+
+
+def already_running() -> int:
+    """Tell the user another window has this folder (which process, if known); the exit code to return."""
+    pid, _host, _app = QLockFile(str(paths.data_dir() / LOCK_NAME)).getLockInfo()
+    which = f" (process {pid})" if pid else ""
+    log.info("another VoiceDesk%s holds %s", which, paths.data_dir() / LOCK_NAME)
+    box = QMessageBox(
+        QMessageBox.Icon.Information,
+        "VoiceDesk is already open",
+        f"VoiceDesk is already open{which}; switch to its window.\n\n"
+        "One window at a time keeps your voices, takes and recordings in step.",
+    )
+    box.setObjectName("alreadyRunningDialog")
+    box.exec()
+    return 1
+
+
 def run(device: str | None = None, started_at: float | None = None) -> int:
     """Open the main window and run the event loop until it closes; returns the exit code."""
     started_at = time.perf_counter() if started_at is None else started_at
     logs.setup_logging()
     app = create_application()
+    instance = claim_instance()
+    if instance is None:
+        return already_running()
     crash = CrashHandler()
     crash.install()
 
@@ -139,3 +170,4 @@ def run(device: str | None = None, started_at: float | None = None) -> int:
     finally:
         window.close()  # when the loop ended without the window closing (quit from elsewhere): stop the worker
         crash.uninstall()
+        instance.unlock()
