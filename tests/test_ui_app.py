@@ -83,7 +83,7 @@ def test_one_window_per_user_folder(qtbot: QtBot) -> None:
     again.unlock()
 
 
-def test_a_crashed_windows_lock_does_not_keep_voicedesk_closed(tmp_path: Path) -> None:
+def test_a_crashed_windows_lock_does_not_keep_voicedesk_closed() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     child = subprocess.Popen([sys.executable, "-c", HOLD_LOCK], env=env, stdin=subprocess.PIPE,
                              stdout=subprocess.PIPE, text=True)
