@@ -83,6 +83,12 @@ def test_one_window_per_user_folder(qtbot: QtBot) -> None:
     again.unlock()
 
 
+def test_a_folder_that_cannot_hold_the_lock_still_opens(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(ui_app.paths, "data_dir", lambda: Path("/proc/voicedesk-none"))  # no file can be made there
+    lock = ui_app.claim_instance()
+    assert lock is not None and not lock.isLocked()  # not another window: the window opens, unguarded
+
+
 def test_a_crashed_windows_lock_does_not_keep_voicedesk_closed() -> None:
     env = {**os.environ, "QT_QPA_PLATFORM": "offscreen"}
     child = subprocess.Popen([sys.executable, "-c", HOLD_LOCK], env=env, stdin=subprocess.PIPE,

@@ -127,7 +127,14 @@ def claim_instance() -> QLockFile | None:
     """
     lock = QLockFile(str(paths.data_dir() / LOCK_NAME))
     lock.setStaleLockTime(0)  # stale only when its process is gone (a crash), however long it ran
-    return lock if lock.tryLock(200) else None
+    if lock.tryLock(200):
+        return lock
+    if lock.error() == QLockFile.LockError.LockFailedError:
+        return None
+    # The lock could not be written at all (permissions, a full disk): that is no other window; open anyway.
+    log.warning("cannot create %s (%s); not guarding against a second window", paths.data_dir() / LOCK_NAME,
+                lock.error().name)
+    return lock
 
 
 def already_running() -> int:
