@@ -52,6 +52,11 @@ def portable_models_dir() -> Path:
     return bundled_models_dir()
 
 
+def models_dirs() -> list[Path]:
+    """Where shipped models are looked up, in order: the user's `portable_models_dir`, then the bundle's own."""
+    return list(dict.fromkeys((portable_models_dir(), bundled_models_dir())))
+
+
 def _home() -> Path | None:
     value = os.environ.get("VOICEDESK_HOME", "").strip()
     return Path(value).expanduser() if value else None

@@ -119,29 +119,32 @@ class CrashHandler:
         box.open()
 
 
+def _lock_path() -> str:
+    return str(paths.data_dir() / LOCK_NAME)
+
+
 def claim_instance() -> QLockFile | None:
     """This user data folder's lock, held while the window is open; None when another VoiceDesk holds it.
 
     Two windows on one folder would each list voices and takes the other changes unseen, and each start
     would look at the other's recording in progress as one a crash left behind.
     """
-    lock = QLockFile(str(paths.data_dir() / LOCK_NAME))
+    lock = QLockFile(_lock_path())
     lock.setStaleLockTime(0)  # stale only when its process is gone (a crash), however long it ran
     if lock.tryLock(200):
         return lock
     if lock.error() == QLockFile.LockError.LockFailedError:
         return None
     # The lock could not be written at all (permissions, a full disk): that is no other window; open anyway.
-    log.warning("cannot create %s (%s); not guarding against a second window", paths.data_dir() / LOCK_NAME,
-                lock.error().name)
+    log.warning("cannot create %s (%s); not guarding against a second window", _lock_path(), lock.error().name)
     return lock
 
 
 def already_running() -> int:
     """Tell the user another window has this folder (which process, if known); the exit code to return."""
-    pid, _host, _app = QLockFile(str(paths.data_dir() / LOCK_NAME)).getLockInfo()
+    pid, _host, _app = QLockFile(_lock_path()).getLockInfo()
     which = f" (process {pid})" if pid else ""
-    log.info("another VoiceDesk%s holds %s", which, paths.data_dir() / LOCK_NAME)
+    log.info("another VoiceDesk%s holds %s", which, _lock_path())
     box = QMessageBox(
         QMessageBox.Icon.Information,
         "VoiceDesk is already open",

@@ -47,7 +47,7 @@ def pack_path() -> Path:
 
 def read_pack() -> dict[str, Style]:
     """The pack's styles (`[510, 256]` each), from the first models folder holding a verified copy; {} if none."""
-    for folder in dict.fromkeys((paths.portable_models_dir(), paths.bundled_models_dir())):
+    for folder in paths.models_dirs():
         path = folder / PACK_NAME
         if not path.is_file():
             continue

@@ -240,8 +240,7 @@ def cache_path() -> Path:
 def bundled_weight_paths() -> list[Path]:
     """Converted weights shipped with the app, looked up before the cache: `models/` next to the
     executable (a user's copy) first, then the bundle's own (`paths.bundled_models_dir()`)."""
-    folders = dict.fromkeys((paths.portable_models_dir(), paths.bundled_models_dir()))
-    return [folder / f"{CACHE_NAME}.safetensors" for folder in folders]
+    return [folder / f"{CACHE_NAME}.safetensors" for folder in paths.models_dirs()]
 
 
 def _sidecar(path: Path) -> Path:
