@@ -18,10 +18,11 @@ if (-not (Test-Path $py)) {
 if ($LASTEXITCODE -ne 0) { throw "installing VoiceDesk into .venv failed" }
 
 & $py packaging\prepare_models.py --out models
-# Kokoro's English and other stock voices (kokoro-js from the npm registry, checked) into models/.
-& $py -m voicedesk voices add-stock --if-missing
-if ($LASTEXITCODE -ne 0) { Write-Warning "the English stock voices were not added; the bundle has the five Japanese-trained ones" }
 if ($LASTEXITCODE -ne 0) { throw "converting the Kokoro weights failed" }
+# Kokoro's English and other stock voices (kokoro-js from the npm registry, checked) into models/, and their
+# profile for clone reports.
+& $py -m voicedesk voices add-stock --if-missing
+if ($LASTEXITCODE -ne 0) { Write-Warning "the stock voices were not all added and profiled; the bundle may have only the five Japanese-trained ones" }
 
 & $py -m PyInstaller --noconfirm --log-level WARN --distpath dist --workpath build\pyinstaller packaging\voicedesk.spec
 if ($LASTEXITCODE -ne 0) { throw "PyInstaller failed" }

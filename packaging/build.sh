@@ -15,9 +15,9 @@ py="$root/.venv/bin/python"
 
 echo "== converting Kokoro weights into models/ (skipped when up to date)"
 "$py" packaging/prepare_models.py --out "$root/models"
-echo "== Kokoro's stock voices into models/ (skipped when there)"
+echo "== Kokoro's stock voices and their profile for clone reports into models/ (skipped when there)"
 "$py" -m voicedesk voices add-stock --if-missing \
-  || echo "Warning: building without the English stock voices; the five Japanese-trained voices remain." >&2
+  || echo "Warning: the stock voices were not all added and profiled; the bundle may have only the five Japanese-trained ones." >&2
 
 echo "== PyInstaller"
 start=$(date +%s)

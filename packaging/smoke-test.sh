@@ -35,5 +35,11 @@ if [ -f "$root/models/kokoro-voices-v1.0.safetensors" ]; then
     exit 1
   fi
   echo "OK: the bundle lists Kokoro's 54 stock voices"
+  # ... and their judge profile, with which a clone's report names the closest of them.
+  if ! grep -q '"closest_stock": "' "$work/report.json"; then
+    echo "FAIL: the frozen clone's report names no closest stock voice (models/kokoro-voices-v1.0.judge.safetensors)" >&2
+    exit 1
+  fi
+  echo "OK: the frozen clone's report names the closest stock voice"
 fi
 echo "OK: frozen self-test passed"

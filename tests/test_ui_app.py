@@ -136,6 +136,29 @@ def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) 
     assert "Japanese" in rows and "jm_kumo  ·  male" in rows and len(window.voices.entries) == 54
     assert window.voices.current is not None and window.voices.current.name == "af_heart"
     assert window.speak.voice_label.text() == "Voice: af_heart"
+    # Picking a Mandarin voice speaks Mandarin, a Japanese one Japanese; a Spanish one keeps the language chosen.
+    window.voices.select("zf_xiaobei")
+    assert window.speak.language.currentData() == "zh"
+    window.voices.select("jm_kumo")
+    assert window.speak.language.currentData() == "ja"
+    window.voices.select("ef_dora")
+    assert window.speak.language.currentData() == "ja" and window.speak.voice_label.text() == "Voice: ef_dora"
+    window.voices.select("no such voice")  # gone since: the default voice
+    assert window.voices.current is not None and window.voices.current.name == "af_heart"
+    assert window.speak.language.currentData() == "en"
+    # A clone further from its prompt than a stock voice: the verdict says so, and its link picks that voice.
+    from types import SimpleNamespace
+
+    from voicedesk.core.clone.report import QualityReport
+
+    report = QualityReport(before=0.41, after=0.55, stock_voice="bf_emma", stock=0.58)
+    window.clone._done(jobs.CloneOutcome(SimpleNamespace(name="af_heart"), report, 40.0))
+    assert "The stock voice bf_emma is closer to the prompt (58%)" in window.clone.verdict.text()
+    assert '<a href="bf_emma">Use bf_emma</a>' in window.clone.verdict.text()
+    window.clone.verdict.linkActivated.emit("bf_emma")
+    assert window.voices.current is not None and window.voices.current.name == "bf_emma"
+    window.clone._done(jobs.CloneOutcome(SimpleNamespace(name="af_heart"), QualityReport(0.41, 0.7, "bf_emma", 0.58), 40.0))
+    assert "Closest stock voice: bf_emma, 58%." in window.clone.verdict.text() and "<a" not in window.clone.verdict.text()
     # On the CPU the fit takes the words of a recording's first seconds only: the line to read stays within them.
     assert reading_seconds(window.prompt.line_label.text()) <= CPU_PROMPT_SECONDS
     close_window(window)

@@ -51,7 +51,8 @@ def settings_from(args: argparse.Namespace) -> Any:
 
 def clone(args: argparse.Namespace) -> int:
     from voicedesk.core.audio.intake import load_prompt
-    from voicedesk.core.clone.fit import FitResult, fit_voice
+    from voicedesk.core.clone import stock_profile
+    from voicedesk.core.clone.fit import CHECK_TEXT, FitResult, fit_voice
     from voicedesk.core.clone.report import percent
     from voicedesk.core.clone.saving import saved_voice
     from voicedesk.core.clone.words import prompt_words, within_budget, words_within
@@ -89,7 +90,7 @@ def clone(args: argparse.Namespace) -> int:
     result: FitResult | None = None
     audio = prompt.audio_16k()
     job = fit_voice(engine.model, stock, audio, settings=settings, prompt_ids=words.ids, said_16k=words.part(audio),
-                    graphs=engine.graphs)
+                    graphs=engine.graphs, stock_profile=stock_profile.current(engine, CHECK_TEXT))
     try:
         for item in job:
             if isinstance(item, FitResult):
@@ -115,5 +116,7 @@ def clone(args: argparse.Namespace) -> int:
     if result.pitch.pace != 1.0:
         print(f"Pace: the voice speaks {'faster' if result.pitch.pace > 1 else 'slower'} than its starting voice, "
               f"as the recording does (×{result.pitch.pace:.2f}).")
+    if report.stock is not None and not report.stock_is_closer:
+        print(report.stock_line())
     print(report.verdict)
     return 0

@@ -41,24 +41,47 @@ def register(subparsers: Any) -> None:
     delete.add_argument("name")
     delete.set_defaults(handler=delete_voice)
 
-    add = sub.add_parser("add-stock", help="add Kokoro's English and other stock voices (kokoro-js from npm)")
+    add = sub.add_parser("add-stock", help="add Kokoro's English and other stock voices (kokoro-js from npm) and "
+                                           "profile them for clone reports")
     add.add_argument("--from", dest="tarball", metavar="FILE", help="the kokoro-js-1.2.1.tgz package, already downloaded")
-    add.add_argument("--if-missing", action="store_true", help="do nothing when the voices are already added")
+    add.add_argument("--if-missing", action="store_true",
+                     help="download nothing when the voices are already added (their profile is still built if missing)")
     add.set_defaults(handler=add_stock)
 
 
 def add_stock(args: argparse.Namespace) -> int:
     from voicedesk.core.engine import voice_pack
 
-    if args.if_missing and voice_pack.read_pack():
+    if not (args.if_missing and voice_pack.read_pack()):
+        try:
+            tarball = Path(args.tarball).read_bytes() if args.tarball else voice_pack.download()
+        except OSError as exc:
+            print(f"Error: cannot read {args.tarball}: {exc.strerror or exc}.", file=sys.stderr)
+            return 2
+        path, count = voice_pack.install(tarball)
+        print(f"Added {count} Kokoro stock voices ({voice_pack.PACKAGE}, checked) in {path}.")
+    return profile_stock_voices()
+
+
+def profile_stock_voices() -> int:
+    """Build the stock voices' judge profile (clone reports name the closest stock voice) unless it is current."""
+    import time
+
+    from voicedesk.core.clone import stock_profile
+    from voicedesk.core.clone.fit import CHECK_TEXT
+    from voicedesk.core.clone.judge import Judge
+    from voicedesk.core.engine.engine import Engine
+
+    engine = Engine.load()
+    names = engine.stock_voices()
+    profile_key = stock_profile.key({name: engine.stock_voice(name) for name in names}, CHECK_TEXT)
+    if stock_profile.load(profile_key):
         return 0
-    try:
-        tarball = Path(args.tarball).read_bytes() if args.tarball else voice_pack.download()
-    except OSError as exc:
-        print(f"Error: cannot read {args.tarball}: {exc.strerror or exc}.", file=sys.stderr)
-        return 2
-    path, count = voice_pack.install(tarball)
-    print(f"Added {count} Kokoro stock voices ({voice_pack.PACKAGE}, checked) in {path}.")
+    started = time.perf_counter()
+    print(f"Profiling {len(names)} stock voices for clone reports on {engine.device}…", flush=True)
+    profile = stock_profile.build(engine, Judge(), CHECK_TEXT, names)
+    path = stock_profile.save(profile, profile_key)
+    print(f"Profiled {len(profile)} stock voices in {time.perf_counter() - started:.0f} s ({path}).")
     return 0
 
 

@@ -108,7 +108,8 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
         summary["prompt_seconds"] = round(float(prompt.duration), 2)
 
     with run.step("clone"):
-        from voicedesk.core.clone.fit import FitSettings, fit_voice, run_to_end
+        from voicedesk.core.clone import stock_profile
+        from voicedesk.core.clone.fit import CHECK_TEXT, FitSettings, fit_voice, run_to_end
 
         fit = run_to_end(
             fit_voice(
@@ -117,6 +118,7 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
                 prompt.audio_16k(),
                 # No wall-time budget: a slow machine must still run the steps (and their backward pass).
                 settings=FitSettings(steps=settings.steps, check_every=settings.steps, seconds=math.inf),
+                stock_profile=stock_profile.current(engine, CHECK_TEXT),
             )
         )
         if fit.steps < 1:
@@ -127,6 +129,8 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
             "ge2e_after": round(fit.ge2e_after, 4),
             "judge_before": round(fit.report.before, 4),
             "judge_after": round(fit.report.after, 4),
+            # The stock voice the judge hears closest to the prompt (None: the stock voices' profile is missing).
+            "closest_stock": fit.report.stock_voice or None,
             "start": {name: round(weight, 3) for name, weight in fit.start.items()},
         }
 

@@ -87,7 +87,8 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     `transcript`, if given, is what the prompt says (checked before the fit starts); else the words
     are transcribed when the transcriber is installed. `read`: `transcript` is the line shown while
     recording, dropped with a notice if it cannot be the recording's words (`words.words_of`)."""
-    from voicedesk.core.clone.fit import FitResult, FitSettings, fit_voice
+    from voicedesk.core.clone import stock_profile
+    from voicedesk.core.clone.fit import CHECK_TEXT, FitResult, FitSettings, fit_voice
     from voicedesk.core.clone.saving import saved_voice
     from voicedesk.core.clone.words import prompt_words, within_budget, words_within
     from voicedesk.core.library.voices import VoiceLibrary
@@ -99,7 +100,8 @@ def clone(engine: Any, prompt: Any, name: str, steps: int | None, transcript: st
     ge2e, judge = clone_tools(str(engine.device))
     audio = prompt.audio_16k()
     fit = fit_voice(engine.model, stock, audio, settings=settings, ge2e=ge2e, judge=judge, prompt_ids=words.ids,
-                    said_16k=words.part(audio), graphs=engine.graphs)
+                    said_16k=words.part(audio), graphs=engine.graphs,
+                    stock_profile=stock_profile.current(engine, CHECK_TEXT))
     with _closing(fit):
         for item in fit:
             if isinstance(item, FitResult):

@@ -23,6 +23,8 @@ def saved_voice(name: str, result: FitResult, prompt: Any, language: str = "en",
             "similarity_before": round(result.report.before, 4),
             "similarity_after": round(result.report.after, 4),
             "verdict": result.report.verdict,
+            **({"closest_stock_voice": result.report.stock_voice, "closest_stock_similarity": round(result.report.stock, 4)}
+               if result.report.stock is not None else {}),
             "steps": result.steps,
             "seconds": round(result.seconds, 1),
         },

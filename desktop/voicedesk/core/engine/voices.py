@@ -28,6 +28,8 @@ _ACCENTS = {
     "i": "Italian", "j": "Japanese", "p": "Brazilian Portuguese", "z": "Mandarin",
 }
 _SEXES = {"f": "female", "m": "male"}
+# The languages VoiceDesk speaks (text.phonemize) that a stock voice was trained on; the others speak them too.
+_LANGUAGES = {"a": "en", "b": "en", "j": "ja", "z": "zh"}
 DEFAULT_VOICE = "af_heart"  # selected on a first start, when the pack is there (Kokoro's own default)
 # The voices a clone's start mixes (clone/fit.py): the five every clone was measured with. Mixing the 33
 # English and Japanese voices instead gave the same judge similarity (sweep 33 in clone-dev.md) and ranking
@@ -56,6 +58,11 @@ def stock_voice_names() -> list[str]:
 def stock_voice_accent(name: str) -> str:
     """"British English" for bf_emma: the speech it was trained on (it speaks VoiceDesk's other languages too)."""
     return _ACCENTS.get(name[:1], "Other")
+
+
+def stock_voice_language(name: str) -> str:
+    """"ja" for jf_alpha: which of VoiceDesk's languages the voice was trained on ("" for Spanish, French, …)."""
+    return _LANGUAGES.get(name[:1], "")
 
 
 def stock_voice_sex(name: str) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import logging
 from typing import Any
 
@@ -78,6 +79,8 @@ class ClonePanel(Card):
         self.verdict = QLabel("Import or record a prompt, then clone it into a voice you can use below.")
         self.verdict.setObjectName("cloneVerdict")
         self.verdict.setWordWrap(True)
+        # "Use bf_emma", when a stock voice is closer to the prompt than the clone: selects it.
+        self.verdict.linkActivated.connect(self.context.voices_changed.emit)
         self.body.addWidget(self.verdict)
 
         prompt_panel.prompt_changed.connect(self._update_enabled)
@@ -156,7 +159,12 @@ class ClonePanel(Card):
         # A fit that heard only the prompt's start says so, with those words, in its notice.
         heard = f" Heard: “{words.text}”" if (words and words.heard and words.ids and not words.part_notice) else ""
         notice = "".join(f" {n}" for n in (words.notice, words.part_notice) if n) if words else ""
-        self.verdict.setText(f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}{heard}{notice}")
+        text = f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}{heard}{notice}"
+        report = outcome.report
+        if report.stock_is_closer:
+            stock = html.escape(report.stock_voice)
+            text = f'{html.escape(text)} <a href="{stock}">Use {stock}</a>'
+        self.verdict.setText(text)
         self.context.voices_changed.emit(outcome.voice.name)
 
     def _failed(self, exc: BaseException) -> None:

@@ -91,7 +91,12 @@ class VoicesPanel(Card):
         if not shiboken6.isValid(self.list):
             return  # a queued refresh reached a window that is being destroyed
         current = select or (self.current.name if self.current else "") or self.store.get(settings.LAST_VOICE)
-        from voicedesk.core.engine.voices import FIT_BASIS, describe_stock_voice, stock_voice_accent
+        from voicedesk.core.engine.voices import (
+            FIT_BASIS,
+            describe_stock_voice,
+            stock_voice_accent,
+            stock_voice_language,
+        )
 
         saved: list[VoiceEntry] = []
         try:
@@ -105,7 +110,8 @@ class VoicesPanel(Card):
         stock: list[VoiceEntry] = []
         engine = self.context.engine
         if engine is not None:
-            stock = [VoiceEntry(name, False, "", describe_stock_voice(name)) for name in engine.stock_voices()]
+            stock = [VoiceEntry(name, False, stock_voice_language(name), describe_stock_voice(name))
+                     for name in engine.stock_voices()]
         self.entries = saved + stock
         self.list.blockSignals(True)
         self.list.clear()
@@ -145,17 +151,15 @@ class VoicesPanel(Card):
     def select(self, name: str) -> None:
         from voicedesk.core.engine.voices import DEFAULT_VOICE
 
-        for wanted in (name, DEFAULT_VOICE):  # else the stock voice a first start speaks with
-            for row in range(self.list.count()):
-                entry = self.list.item(row).data(Qt.ItemDataRole.UserRole)
-                if entry is not None and entry.name == wanted:
-                    self.list.setCurrentRow(row)
-                    return
-        for row in range(self.list.count()):  # fall back to the first voice
-            if self.list.item(row).data(Qt.ItemDataRole.UserRole) is not None:
-                self.list.setCurrentRow(row)
-                return
-        self.context.voice_selected.emit(None)
+        entries = [self.list.item(row).data(Qt.ItemDataRole.UserRole) for row in range(self.list.count())]
+        rows = [row for row, entry in enumerate(entries) if entry is not None]  # section headers are None
+        by_name = {entries[row].name: row for row in rows}
+        # The voice asked for, else the stock voice a first start speaks with, else the first voice.
+        row = by_name.get(name, by_name.get(DEFAULT_VOICE, rows[0] if rows else None))
+        if row is None:
+            self.context.voice_selected.emit(None)
+        else:
+            self.list.setCurrentRow(row)
 
     @property
     def current(self) -> VoiceEntry | None:

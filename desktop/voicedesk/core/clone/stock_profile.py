@@ -1,0 +1,103 @@
+"""How every stock voice sounds to the judge, so that a clone's report can name the closest stock voice.
+
+A clone is only worth keeping if it is closer to the prompt than a stock voice the user could pick instead. The
+profile holds the judge's d-vector of each stock voice saying the report's check sentence (the sentence the clone's
+own "after" score is spoken on), so comparing it with the prompt costs nothing. Speaking 54 voices takes a 2-core
+CPU about a minute and a half, so setup builds it once (`voicedesk voices add-stock`) into the models folder, next
+to the voice pack, and the double-click build carries it. Its key covers the check sentence and every style's
+bytes: a changed voice set or sentence makes it stale, and a stale profile is not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from voicedesk.core import paths
+from voicedesk.core.atomic import atomic_write_bytes
+
+log = logging.getLogger(__name__)
+
+PROFILE_NAME = "kokoro-voices-v1.0.judge.safetensors"
+SEED = 0  # the stock voices' speech is drawn with this seed, so the profile is the same on every build
+
+Profile = dict[str, NDArray[np.float32]]
+
+
+def key(styles: Mapping[str, NDArray[np.float32]], text: str) -> str:
+    """What a profile was built from: the sentence and every voice's name and style."""
+    digest = hashlib.sha256(text.encode())
+    for name in sorted(styles):
+        digest.update(name.encode())
+        digest.update(np.ascontiguousarray(styles[name], np.float32).tobytes())
+    return digest.hexdigest()
+
+
+def profile_path() -> Path:
+    """Where setup writes the profile: the models folder a user may add to (the voice pack's)."""
+    return paths.portable_models_dir() / PROFILE_NAME
+
+
+def build(engine: Any, judge: Any, text: str, names: list[str] | None = None,
+          progress: Callable[[int, int], None] = lambda _done, _total: None) -> Profile:
+    """The judge's d-vector of each stock voice (`names`, default all) saying `text` with `engine`."""
+    from voicedesk.core.audio.resample import resample
+    from voicedesk.core.clone.judge import SAMPLE_RATE
+
+    names = names if names is not None else engine.stock_voices()
+    out: Profile = {}
+    for done, name in enumerate(names):
+        chunks = list(engine.synthesize(text, engine.stock_voice(name), seed=SEED))
+        audio = np.concatenate([chunk.audio for chunk in chunks])
+        out[name] = judge.embed(resample(audio, engine.sample_rate, SAMPLE_RATE))
+        progress(done + 1, len(names))
+    return out
+
+
+def save(profile: Profile, profile_key: str, path: Path | None = None) -> Path:
+    """Write `profile` atomically (safetensors, its key in the metadata)."""
+    from safetensors.numpy import save as to_bytes
+
+    path = path or profile_path()
+    atomic_write_bytes(path, to_bytes(profile, metadata={"key": profile_key}))
+    return path
+
+
+def load(profile_key: str) -> Profile:
+    """The profile built from `profile_key`'s voices and sentence, from the first models folder holding one; {}
+    when none does (not built, or built for another voice set: `voicedesk voices add-stock` builds it)."""
+    from safetensors import safe_open
+
+    for folder in paths.models_dirs():
+        path = folder / PROFILE_NAME
+        if not path.is_file():
+            continue
+        try:
+            with safe_open(str(path), framework="numpy") as file:
+                if (file.metadata() or {}).get("key") != profile_key:
+                    log.info("%s was built for other stock voices; ignored", path)
+                    continue
+                return {name: file.get_tensor(name) for name in file.keys()}  # noqa: SIM118 (not iterable)
+        except Exception as exc:  # safetensors raises its own untyped errors for damaged files
+            log.warning("%s could not be read (%s); ignored. `voicedesk voices add-stock` writes it again.", path, exc)
+    return {}
+
+
+def current(engine: Any, text: str) -> Profile:
+    """The profile of `engine`'s stock voices saying `text`, if setup built it; {} if not."""
+    return load(key({name: engine.stock_voice(name) for name in engine.stock_voices()}, text))
+
+
+def nearest(profile: Mapping[str, NDArray[np.float32]], prompt_vector: NDArray[np.float32]) -> tuple[str, float] | None:
+    """The stock voice whose speech the judge hears closest to the prompt, and that similarity; None without one."""
+    if not profile:
+        return None
+    scores = {name: float(np.dot(vector, prompt_vector)) for name, vector in profile.items()}
+    best = max(scores, key=scores.__getitem__)
+    return best, scores[best]
