@@ -247,9 +247,6 @@ CONFIGS: dict[str, FitSettings] = {
                  "-rec6t0") for k in range(4)},
     # Sweep 32: the prompt's words and two fitting sentences a step (the shipped fit: the words alone).
     **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
-    # Sweep 34: the timbre delta confined to the leading principal directions of all the stock voices' timbres.
-    **{f"s34-pca{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, delta_directions=n) for n in (8, 20, 53)
-       for k in range(4)},
 }
 
 
@@ -351,7 +348,7 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
         result: FitResult | None = None
         for item in fit_voice(model, basis(stock, accents), prompt, settings=settings or CONFIGS[config], ge2e=ge2e, judge=judge,
                               fit_ids=ids["fit"], check_ids=ids["check"], prompt_ids=words_of(config, ids, name),
-                              said_16k=(said or {}).get(name), span=stock):
+                              said_16k=(said or {}).get(name)):
             if isinstance(item, FitResult):
                 result = item
         assert result is not None

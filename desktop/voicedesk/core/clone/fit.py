@@ -131,9 +131,6 @@ class FitSettings:
     tf32: bool = False  # let CUDA convolutions and matmuls use TF32 (10-bit mantissa) while fitting
     # Bound the timbre delta to this many times the stock voices' spread in each dimension (0: free).
     delta_bound: float = 0.0
-    # Confine the timbre delta to the this many leading principal directions of the stock voices' timbre halves
-    # (of `span` in fit_voice, all the stock voices: the directions in which real voices differ; 0: free).
-    delta_directions: int = 0
     # Give the fitted voice a pitch (engine.config.Pitch) that brings its median pitch and intonation
     # range to the prompt's (the stock prosody halves reach neither); the saved voice speaks with it.
     match_pitch: bool = True
@@ -331,7 +328,6 @@ def fit_voice(
     prompt_ids: Sequence[int] | None = None,
     said_16k: NDArray[np.float32] | None = None,
     graphs: FrameGraphs | None = None,
-    span: Mapping[str, NDArray[np.float32]] | None = None,
     stock_profile: Mapping[str, NDArray[np.float32]] | None = None,
 ) -> Generator[FitProgress | FitResult, None, None]:
     """Fit a style to `prompt_16k` (mono float32, 16 kHz) with the Kokoro `model`.
@@ -343,8 +339,7 @@ def fit_voice(
     `said_16k`, if given, is the stretch of the prompt they are the words of (a long prompt's start:
     `words.PromptWords.part`), while the speaker encoder, the pitch and the spectral shape hear it all.
     `graphs` (the engine's synthesis graphs, on CUDA) speak the passes that need no gradient: ranking
-    the stock voices, the checks and the report, at a third of their eager time. `span`: the stock styles whose
-    principal directions bound the timbre delta (`FitSettings.delta_directions`; default `stock`).
+    the stock voices, the checks and the report, at a third of their eager time.
     `stock_profile` (stock_profile.py), if given, names the closest stock voice in the report.
     Yields FitProgress per step, then one FitResult.
     """
@@ -463,11 +458,7 @@ def fit_voice(
         # natural variation, which a bounded delta stays within a few times of.
         spread = rows[:, :, :TIMBRE].std(0).mean(0)
 
-        basis_t = _principal_timbre(span or stock, cfg.delta_directions, device) if cfg.delta_directions else None
-
         def timbre_delta(raw: torch.Tensor) -> torch.Tensor:
-            if basis_t is not None:
-                raw = basis_t @ (basis_t.T @ raw)
             if not cfg.delta_bound:
                 return raw
             bound = cfg.delta_bound * spread
@@ -737,17 +728,6 @@ def pause_lengths(wav_16k: NDArray[np.float32]) -> NDArray[np.intp]:
 
 
 TRACKER_TRUST = math.log(1.15)  # how far the tracker's median may stray from the model's own F0's
-
-
-def _principal_timbre(styles: Mapping[str, NDArray[np.float32]], count: int, device: Any) -> Any:
-    """[TIMBRE, k] orthonormal: the `count` leading principal directions of the voices' timbre halves (each
-    voice's mean over lengths), k at most one fewer than the voices."""
-    import torch
-
-    halves = torch.stack([torch.from_numpy(np.asarray(s, np.float32).reshape(-1, 256)[:, :TIMBRE].mean(0))
-                          for s in styles.values()])
-    _, _, vh = torch.linalg.svd(halves - halves.mean(0), full_matrices=False)
-    return vh[:min(count, len(styles) - 1)].T.contiguous().to(device)
 
 
 def voice_pitch(speech_16k: torch.Tensor, f0: torch.Tensor, prompt_16k: NDArray[np.float32],
