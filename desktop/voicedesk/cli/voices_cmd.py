@@ -79,7 +79,12 @@ def profile_stock_voices() -> int:
         return 0
     started = time.perf_counter()
     print(f"Profiling {len(names)} stock voices for clone reports on {engine.device}…", flush=True)
-    profile = stock_profile.build(engine, Judge(), CHECK_TEXT, names)
+
+    def progress(done: int, total: int) -> None:
+        if done % 10 == 0 or done == total:
+            print(f"  {done} of {total}", flush=True)
+
+    profile = stock_profile.build(engine, Judge(), CHECK_TEXT, names, progress)
     path = stock_profile.save(profile, profile_key)
     print(f"Profiled {len(profile)} stock voices in {time.perf_counter() - started:.0f} s ({path}).")
     return 0

@@ -1,9 +1,9 @@
 """The quality report shown for every clone: similarity to the prompt before and after fitting, and of the
 closest stock voice (a clone further from the prompt than a stock voice is not worth using, and the user is told).
 
-Every number comes from the independent judge (cosine of d-vectors), each voice speaking the same sentence. Calibration on the development
-voices: two recordings of one speaker score 0.80-0.94, different speakers 0.1-0.6; the verdict's
-bands follow that.
+Every number comes from the independent judge (cosine of d-vectors), each voice speaking the same sentence.
+Calibration on the development voices: two recordings of one speaker score 0.80-0.94, different speakers
+0.1-0.6; the verdict's bands follow that.
 """
 
 from __future__ import annotations
