@@ -19,21 +19,22 @@ from voicedesk.core.library.voices import VoiceLibrary
 pytestmark = pytest.mark.gui
 
 
-def save_voice(name: str, pitch: Pitch = NEUTRAL_PITCH) -> None:
+def save_voice(name: str, pitch: Pitch = NEUTRAL_PITCH, **scores: object) -> None:
     """A saved voice as cloning leaves one (a real stock style, a prompt, scores)."""
     prompt = (0.1 * np.sin(np.arange(24000 * 2) * 2 * np.pi * 180 / 24000)).astype(np.float32)
-    VoiceLibrary().save(
-        SavedVoice(name, stock_voice("jf_alpha"), prompt, scores={"similarity_after": 0.81, "steps": 4}, pitch=pitch)
-    )
+    VoiceLibrary().save(SavedVoice(name, stock_voice("jf_alpha"), prompt,
+                                   scores={"similarity_after": 0.81, "steps": 4, **scores}, pitch=pitch))
 
 
 def test_a_voice_tooltip_tells_its_similarity_and_its_own_pitch(qtbot: QtBot) -> None:
     save_voice("anna", Pitch(0.87, 0.45))
     save_voice("ben")
+    save_voice("cleo", closest_stock_voice="bf_emma", closest_stock_similarity=0.583)
     window = open_window(qtbot, None)
     details = {entry.name: entry.detail for entry in window.voices.entries if entry.saved}
     assert details == {"anna": "cloned · 81% similar to its prompt · pitch ×0.87, intonation range ×0.45",
-                       "ben": "cloned · 81% similar to its prompt"}
+                       "ben": "cloned · 81% similar to its prompt",
+                       "cleo": "cloned · 81% similar to its prompt · closest stock voice bf_emma: 58%"}
     tips = {window.voices.list.item(row).text(): window.voices.list.item(row).toolTip()
             for row in range(window.voices.list.count())}
     assert tips["anna"] == details["anna"]

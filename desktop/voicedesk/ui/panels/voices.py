@@ -250,8 +250,10 @@ class VoicesPanel(Card):
 
 
 def _detail(voice: SavedVoice) -> str:
-    """The tooltip of a saved voice: how similar it came out, and its own pitch where it has one."""
+    """The tooltip of a saved voice: how similar it came out (and the closest stock voice), and its own pitch."""
     after = voice.scores.get("similarity_after")
+    stock, stock_similarity = voice.scores.get("closest_stock_voice"), voice.scores.get("closest_stock_similarity")
     parts = ["cloned", f"{round(100 * after)}% similar to its prompt" if isinstance(after, float) else "",
+             f"closest stock voice {stock}: {round(100 * stock_similarity)}%" if isinstance(stock_similarity, float) else "",
              voice.pitch.describe()]
     return " · ".join(part for part in parts if part)
