@@ -25,6 +25,7 @@ from voicedesk.core.atomic import atomic_write_bytes
 log = logging.getLogger(__name__)
 
 PROFILE_NAME = "kokoro-voices-v1.0.judge.safetensors"
+GRAPH_SECONDS = 6.0  # the check sentence lasts 2.5-3.5 s in the stock voices
 SEED = 0  # the stock voices' speech is drawn with this seed, so the profile is the same on every build
 
 Profile = dict[str, NDArray[np.float32]]
@@ -51,6 +52,9 @@ def build(engine: Any, judge: Any, text: str, names: list[str] | None = None,
     from voicedesk.core.clone.judge import SAMPLE_RATE
 
     names = names if names is not None else engine.stock_voices()
+    # On CUDA, graphs for sentences of up to GRAPH_SECONDS first: eagerly, cuDNN tunes its convolutions anew for
+    # each voice's speech length (an H100 took 58 s for the 54 voices that way, against seconds with the graphs).
+    engine.prepare_graphs(GRAPH_SECONDS)
     out: Profile = {}
     for done, name in enumerate(names):
         chunks = list(engine.synthesize(text, engine.stock_voice(name), seed=SEED))
