@@ -3,7 +3,7 @@
 A clone is only worth keeping if it is closer to the prompt than a stock voice the user could pick instead. The
 profile holds the judge's d-vector of each stock voice saying the report's check sentence (the sentence the clone's
 own "after" score is spoken on), so comparing it with the prompt costs nothing. Speaking 54 voices takes a 2-core
-CPU most of a minute (46 s here), so setup builds it once (`voicedesk voices add-stock`) into the models folder, next
+CPU most of a minute (46 s on an AMD EPYC), so setup builds it once (`voicedesk voices add-stock`) into the models folder, next
 to the voice pack, and the double-click build carries it. Its key covers the check sentence and every style's
 bytes: a changed voice set or sentence makes it stale, and a stale profile is not used.
 """
