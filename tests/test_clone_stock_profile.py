@@ -63,6 +63,8 @@ def test_the_nearest_stock_voice_is_the_most_similar() -> None:
     name, similarity = stock_profile.nearest(profile, prompt) or ("", 0.0)
     assert name == "bm_b" and similarity == pytest.approx(float(profile["bm_b"] @ prompt))
     assert stock_profile.nearest({}, prompt) is None
+    assert [name for name, _ in stock_profile.closest(profile, prompt, 2)] == ["bm_b", "af_a"]  # closest first
+    assert stock_profile.closest(profile, prompt, 5)[-1] == ("jf_c", pytest.approx(-1.0, abs=1e-5))
 
 
 def test_the_report_names_the_closest_stock_voice_and_says_when_it_is_closer() -> None:

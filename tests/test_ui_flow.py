@@ -4,6 +4,7 @@ then a restart that still has the take. The event loop's worst stall is measured
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -55,6 +56,13 @@ def test_prompt_clone_speak_export_and_replay_after_restart(
     assert window.prompt.notices.text().startswith("✓")
     assert window.prompt.waveform.duration > 2.0
     assert window.clone.clone_button.isEnabled()
+    # The stock voices the judge hears closest to it are named (from the profile setup built), each a link.
+    qtbot.waitUntil(lambda: window.clone.closest.text().startswith("Stock voices closest to this prompt: "),
+                    timeout=120_000)
+    closest = re.findall(r'<a href="(\w+)">', window.clone.closest.text())
+    assert len(closest) == 3 and set(closest) <= {entry.name for entry in window.voices.entries}
+    window.clone.closest.linkActivated.emit(closest[1])
+    assert window.voices.current is not None and window.voices.current.name == closest[1]
 
     # 2. Clone with a tiny step budget; the event loop keeps ticking meanwhile.
     window.clone.name_edit.setText("harbour")

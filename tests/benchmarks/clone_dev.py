@@ -247,6 +247,8 @@ CONFIGS: dict[str, FitSettings] = {
                  "-rec6t0") for k in range(4)},
     # Sweep 32: the prompt's words and two fitting sentences a step (the shipped fit: the words alone).
     **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
+    # Sweep 35: the prompt's GE2E target heard augmented, as the fit's speech is (its embedding over 8 copies).
+    **{f"s35-tv8-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=8) for k in range(4)},
 }
 
 

@@ -73,6 +73,24 @@ def clone_tools(device: str) -> tuple[Any, Any]:
     return GE2E(device), Judge()
 
 
+CLOSEST_SHOWN = 3  # stock voices named beside a prompt before it is cloned
+
+
+def closest_stock_voices(engine: Any, prompt: Any) -> Generator[None, None, list[tuple[str, float]]]:
+    """The stock voices the judge hears closest to `prompt` (an intake Prompt), with their similarity: a user may
+    find one close enough without cloning. [] without the stock voices' profile (setup builds it)."""
+    from voicedesk.core.clone import stock_profile
+    from voicedesk.core.clone.fit import CHECK_TEXT
+
+    profile = stock_profile.current(engine, CHECK_TEXT)
+    yield None  # a background job: the encoders' first load comes as a step of its own
+    if not profile:
+        return []
+    _, judge = clone_tools(str(engine.device))
+    yield None
+    return stock_profile.closest(profile, judge.embed(prompt.audio_16k()), CLOSEST_SHOWN)
+
+
 @dataclass(frozen=True)
 class CloneOutcome:
     voice: Any  # the SavedVoice now in the library

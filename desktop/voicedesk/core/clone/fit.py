@@ -107,6 +107,7 @@ class FitSettings:
     augment: bool = True
     crop_s: float = 0.2  # ... of which a random crop of up to this much (exactly this much in a fixed-shape step)
     views: int = 1  # ... the encoder hears this many differently augmented copies of each speech a step
+    target_views: int = 0  # the prompt's embedding averaged over this many augmented copies (0: the prompt as it is)
     mixture: bool = True
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
@@ -365,6 +366,12 @@ def fit_voice(
     prompt = trim_edges(np.asarray(prompt_16k, dtype=np.float32))
     said_part = prompt if said_16k is None else trim_edges(np.asarray(said_16k, dtype=np.float32))
     target = torch.from_numpy(ge2e.embed_numpy(prompt)).to(device)
+    if cfg.target_views:  # the prompt heard as the fit's speech is heard: augmented, the embeddings averaged
+        views_gen = torch.Generator().manual_seed(cfg.seed + 1)
+        with torch.no_grad():
+            heard = [augment(torch.from_numpy(prompt), views_gen, max_crop_s=cfg.crop_s).to(device)
+                     for _ in range(cfg.target_views)]
+            target = torch.nn.functional.normalize(ge2e.embed(heard).mean(0), dim=0)
     prompt_pitch = median_pitch(prompt, 16000)
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
     with torch.no_grad():

@@ -98,10 +98,14 @@ def current(engine: Any, text: str) -> Profile:
     return load(key({name: engine.stock_voice(name) for name in engine.stock_voices()}, text))
 
 
+def closest(profile: Mapping[str, NDArray[np.float32]], prompt_vector: NDArray[np.float32],
+            count: int) -> list[tuple[str, float]]:
+    """The `count` stock voices whose speech the judge hears closest to the prompt, closest first, with that
+    similarity."""
+    scores = [(name, float(np.dot(vector, prompt_vector))) for name, vector in profile.items()]
+    return sorted(scores, key=lambda item: -item[1])[:count]
+
+
 def nearest(profile: Mapping[str, NDArray[np.float32]], prompt_vector: NDArray[np.float32]) -> tuple[str, float] | None:
-    """The stock voice whose speech the judge hears closest to the prompt, and that similarity; None without one."""
-    if not profile:
-        return None
-    scores = {name: float(np.dot(vector, prompt_vector)) for name, vector in profile.items()}
-    best = max(scores, key=scores.__getitem__)
-    return best, scores[best]
+    """The closest stock voice and its similarity; None without a profile."""
+    return next(iter(closest(profile, prompt_vector, 1)), None)

@@ -82,8 +82,17 @@ class ClonePanel(Card):
         # "Use bf_emma", when a stock voice is closer to the prompt than the clone: selects it.
         self.verdict.linkActivated.connect(self.context.voices_changed.emit)
         self.body.addWidget(self.verdict)
+        # Before a clone: the stock voices the judge hears closest to the prompt, each a link that selects it.
+        self.closest = QLabel("")
+        self.closest.setObjectName("closestStock")
+        self.closest.setWordWrap(True)
+        self.closest.linkActivated.connect(self.context.voices_changed.emit)
+        self.body.addWidget(self.closest)
+        self._closest_job: Job | None = None
 
         prompt_panel.prompt_changed.connect(self._update_enabled)
+        prompt_panel.prompt_changed.connect(self._find_closest)
+        context.engine_ready.connect(self._find_closest)
         # Words typed for one recording are not another's: a new one starts with the field empty, or with the
         # line shown while it was recorded.
         prompt_panel.source_changed.connect(lambda: self.set_read_line(""))
@@ -102,6 +111,28 @@ class ClonePanel(Card):
     def reads_line(self) -> bool:
         """Whether "Says" holds the line shown while recording, unchanged (words read, not typed)."""
         return bool(self._read_line) and self.transcript_edit.text().strip() == self._read_line.strip()
+
+    def _find_closest(self, *_: object) -> None:
+        """Name the stock voices closest to the current prompt, found on the worker between other jobs."""
+        if self._closest_job is not None:
+            self._closest_job.cancel()
+            self._closest_job = None
+        self.closest.setText("")
+        prompt, engine = self.prompt_panel.prompt, self.context.engine
+        if prompt is None or engine is None:
+            return
+        job = self.context.worker.submit_background("closest stock voices", lambda: jobs.closest_stock_voices(engine, prompt))
+        job.result.connect(lambda found: self._show_closest(job, found))
+        self._closest_job = job
+
+    def _show_closest(self, job: Job, found: list[tuple[str, float]]) -> None:
+        if job is not self._closest_job or not found:
+            return  # a newer prompt's search replaced it, or there is no profile
+        from voicedesk.core.clone.report import percent
+
+        voices = " · ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a> {percent(similarity)}%'
+                            for name, similarity in found)
+        self.closest.setText(f"Stock voices closest to this prompt: {voices}. A clone is usually closer.")
 
     def _update_enabled(self, *_: object) -> None:
         ready = self.context.engine is not None and self.prompt_panel.prompt is not None
