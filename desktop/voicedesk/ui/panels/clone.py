@@ -6,6 +6,7 @@ import html
 import logging
 from typing import Any
 
+import shiboken6
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
 
 from voicedesk.core.errors import Cancelled, VoiceDeskError
@@ -126,8 +127,8 @@ class ClonePanel(Card):
         self._closest_job = job
 
     def _show_closest(self, job: Job, found: list[tuple[str, float]]) -> None:
-        if job is not self._closest_job or not found:
-            return  # a newer prompt's search replaced it, or there is no profile
+        if job is not self._closest_job or not found or not shiboken6.isValid(self.closest):
+            return  # a newer prompt's search replaced it, there is no profile, or the window is gone
         from voicedesk.core.clone.report import percent
 
         voices = " · ".join(f'<a href="{html.escape(name)}">{html.escape(name)}</a> {percent(similarity)}%'
