@@ -247,8 +247,9 @@ CONFIGS: dict[str, FitSettings] = {
                  "-rec6t0") for k in range(4)},
     # Sweep 32: the prompt's words and two fitting sentences a step (the shipped fit: the words alone).
     **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
-    # Sweep 35: the prompt's GE2E target heard augmented, as the fit's speech is (its embedding over 8 copies).
-    **{f"s35-tv8-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=8) for k in range(4)},
+    # Sweep 35: the prompt's GE2E target heard augmented, as the fit's speech is (its embedding over 8 copies; shipped
+    # since), against the prompt as it is (tv0: what every configuration above ran with, s31-typed-seed* then).
+    **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8) for k in range(4)},
 }
 
 
