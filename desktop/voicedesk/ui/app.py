@@ -56,6 +56,8 @@ def dark_palette() -> QPalette:
         QPalette.ColorRole.ButtonText: "#e6e8ee",
         QPalette.ColorRole.Highlight: "#7c6cf0",
         QPalette.ColorRole.HighlightedText: "#ffffff",
+        QPalette.ColorRole.Link: "#a99bff",  # the accent, light enough to read on the dark panels
+        QPalette.ColorRole.LinkVisited: "#a99bff",
         QPalette.ColorRole.ToolTipBase: "#2b2f38",
         QPalette.ColorRole.ToolTipText: "#e6e8ee",
     }

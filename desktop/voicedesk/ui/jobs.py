@@ -81,6 +81,7 @@ def closest_stock_voices(engine: Any, prompt: Any) -> Generator[None, None, list
     find one close enough without cloning. [] without the stock voices' profile (setup builds it)."""
     from voicedesk.core.clone import stock_profile
     from voicedesk.core.clone.fit import CHECK_TEXT
+    from voicedesk.core.clone.judge import trim_edges
 
     profile = stock_profile.current(engine, CHECK_TEXT)
     yield None  # a background job: the encoders' first load comes as a step of its own
@@ -88,7 +89,8 @@ def closest_stock_voices(engine: Any, prompt: Any) -> Generator[None, None, list
         return []
     _, judge = clone_tools(str(engine.device))
     yield None
-    return stock_profile.closest(profile, judge.embed(prompt.audio_16k()), CLOSEST_SHOWN)
+    # Edges trimmed first, as the fit does before its report: the same prompt vector, the same percentages.
+    return stock_profile.closest(profile, judge.embed(trim_edges(prompt.audio_16k())), CLOSEST_SHOWN)
 
 
 @dataclass(frozen=True)

@@ -191,11 +191,13 @@ class ClonePanel(Card):
         # A fit that heard only the prompt's start says so, with those words, in its notice.
         heard = f" Heard: “{words.text}”" if (words and words.heard and words.ids and not words.part_notice) else ""
         notice = "".join(f" {n}" for n in (words.notice, words.part_notice) if n) if words else ""
-        text = f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}{heard}{notice}"
+        text = f"Saved as “{outcome.voice.name}”. {outcome.report.summary()}"
         report = outcome.report
-        if report.stock_is_closer:
+        if report.stock_is_closer:  # rich text from here: the link right after the verdict that names the voice
             stock = html.escape(report.stock_voice)
-            text = f'{html.escape(text)} <a href="{stock}">Use {stock}</a>'
+            text = f'{html.escape(text)} <a href="{stock}">Use {stock}</a>.{html.escape(heard + notice)}'
+        else:
+            text += heard + notice
         self.verdict.setText(text)
         self.context.voices_changed.emit(outcome.voice.name)
 
