@@ -24,6 +24,21 @@ def voicedesk_home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest
     return home
 
 
+@pytest.fixture
+def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """An empty models folder in place of the repository's, and the stock list read afresh around the test."""
+    from voicedesk.core import paths
+    from voicedesk.core.engine import voices
+
+    folder = tmp_path / "models"
+    folder.mkdir()
+    monkeypatch.setattr(paths, "portable_models_dir", lambda: folder)
+    monkeypatch.setattr(paths, "bundled_models_dir", lambda: folder)
+    voices._stock.cache_clear()
+    yield folder
+    voices._stock.cache_clear()
+
+
 @pytest.fixture(autouse=True)
 def no_dangling_qthreads(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
     """Fails any test that leaves a QThread running, then stops it so later tests are unaffected.

@@ -10,21 +10,11 @@ from typing import Any
 import numpy as np
 import pytest
 
-from voicedesk.core import paths
 from voicedesk.core.audio.resample import resample
 from voicedesk.core.clone import stock_profile
 from voicedesk.core.clone.fit import CHECK_TEXT
 from voicedesk.core.clone.judge import Judge
 from voicedesk.core.clone.report import QualityReport
-
-
-@pytest.fixture
-def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    folder = tmp_path / "models"
-    folder.mkdir()
-    monkeypatch.setattr(paths, "portable_models_dir", lambda: folder)
-    monkeypatch.setattr(paths, "bundled_models_dir", lambda: folder)
-    return folder
 
 
 def unit(seed: int) -> np.ndarray:

@@ -14,7 +14,6 @@ import numpy as np
 import pytest
 
 from voicedesk import cli
-from voicedesk.core import paths
 from voicedesk.core.engine import voice_pack, voices
 from voicedesk.core.errors import ModelError
 
@@ -33,18 +32,6 @@ def package(files: dict[str, bytes]) -> tuple[bytes, str]:
 
 def style(seed: int) -> np.ndarray:
     return np.random.default_rng(seed).normal(0, 0.3, (voice_pack.ROWS, 256)).astype(np.float32)
-
-
-@pytest.fixture
-def models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """An empty models folder in place of the repository's, and the stock list read afresh around the test."""
-    folder = tmp_path / "models"
-    folder.mkdir()
-    monkeypatch.setattr(paths, "portable_models_dir", lambda: folder)
-    monkeypatch.setattr(paths, "bundled_models_dir", lambda: folder)
-    voices._stock.cache_clear()
-    yield folder
-    voices._stock.cache_clear()
 
 
 def test_a_package_becomes_a_pack_of_its_voices(models: Path) -> None:
