@@ -46,6 +46,28 @@ def test_a_saved_profile_is_read_back_only_for_its_key(models: Path, caplog: pyt
     assert "could not be read" in caplog.text and "add-stock" in caplog.text
 
 
+def test_the_current_profile_hashes_the_stock_styles_once_until_they_are_reloaded(
+        models: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    class Engine:
+        styles = {"af_a": np.zeros((4, 256), np.float32), "bm_b": np.ones((4, 256), np.float32)}
+
+        def stock_styles(self) -> dict[str, np.ndarray]:
+            return dict(self.styles)
+
+    engine = Engine()
+    stock_profile.save({"af_a": unit(1), "bm_b": unit(2)}, stock_profile.key(engine.styles, CHECK_TEXT))
+    hashed: list[str] = []
+    real_key = stock_profile.key
+    monkeypatch.setattr(stock_profile, "key", lambda styles, text: hashed.append(text) or real_key(styles, text))
+    assert sorted(stock_profile.current(engine, CHECK_TEXT)) == ["af_a", "bm_b"]
+    assert sorted(stock_profile.current(engine, CHECK_TEXT)) == ["af_a", "bm_b"]
+    assert hashed == [CHECK_TEXT]  # the second call reused the key
+    assert stock_profile.current(engine, "Another sentence.") == {}  # another sentence: another key
+    engine.styles = {**engine.styles, "bm_b": np.full((4, 256), 2, np.float32)}  # reloaded, changed
+    assert stock_profile.current(engine, CHECK_TEXT) == {}
+    assert len(hashed) == 3
+
+
 def test_the_nearest_stock_voice_is_the_most_similar() -> None:
     prompt = unit(3)
     profile = {"af_a": unit(4), "bm_b": (prompt + 0.5 * unit(5)) / np.linalg.norm(prompt + 0.5 * unit(5)),
@@ -90,6 +112,6 @@ def test_setup_profiled_every_stock_voice() -> None:
     """run.sh and the test command build the profile (`voicedesk voices add-stock`), for the voices there are."""
     from voicedesk.core.engine import voices
 
-    styles = {name: voices.stock_voice(name) for name in voices.stock_voice_names()}
+    styles = voices.stock_styles()
     profile = stock_profile.load(stock_profile.key(styles, CHECK_TEXT))
     assert sorted(profile) == sorted(styles), "the stock voices' profile is missing: run `voicedesk voices add-stock`"

@@ -74,7 +74,7 @@ def profile_stock_voices() -> int:
 
     engine = Engine.load()
     names = engine.stock_voices()
-    profile_key = stock_profile.key({name: engine.stock_voice(name) for name in names}, CHECK_TEXT)
+    profile_key = stock_profile.key(engine.stock_styles(), CHECK_TEXT)
     if stock_profile.load(profile_key):
         return 0
     started = time.perf_counter()

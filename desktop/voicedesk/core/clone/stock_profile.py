@@ -95,7 +95,28 @@ def load(profile_key: str) -> Profile:
 
 def current(engine: Any, text: str) -> Profile:
     """The profile of `engine`'s stock voices saying `text`, if setup built it; {} if not."""
-    return load(key({name: engine.stock_voice(name) for name in engine.stock_voices()}, text))
+    return load(_memo.key(engine.stock_styles(), text))
+
+
+class _KeyMemo:
+    """The last key computed and the very arrays it was computed from (held, so that no other array takes their
+    identity): the stock styles are loaded once per process, and hashing their 28 MB again for every clone and every
+    new prompt cost the worker 50-100 ms each time. Reloaded styles are new arrays, and get a new key."""
+
+    def __init__(self) -> None:
+        self._styles: dict[str, NDArray[np.float32]] = {}
+        self._text = ""
+        self._key = ""
+
+    def key(self, styles: dict[str, NDArray[np.float32]], text: str) -> str:
+        same = (text == self._text and styles.keys() == self._styles.keys()
+                and all(styles[name] is self._styles[name] for name in styles))
+        if not same:
+            self._styles, self._text, self._key = styles, text, key(styles, text)
+        return self._key
+
+
+_memo = _KeyMemo()
 
 
 def closest(profile: Mapping[str, NDArray[np.float32]], prompt_vector: NDArray[np.float32],

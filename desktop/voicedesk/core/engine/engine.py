@@ -163,6 +163,11 @@ class Engine:
         return voices.stock_voice(name)
 
     @staticmethod
+    def stock_styles() -> dict[str, Style]:
+        """Every stock style, shared, not copied: to read, never to change."""
+        return voices.stock_styles()
+
+    @staticmethod
     def fit_basis() -> dict[str, Style]:
         """The stock styles a clone starts from (voices.FIT_BASIS)."""
         return voices.fit_basis()

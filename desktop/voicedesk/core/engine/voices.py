@@ -55,6 +55,11 @@ def stock_voice_names() -> list[str]:
     return sorted(_stock())
 
 
+def stock_styles() -> dict[str, Style]:
+    """Every stock style by name: the loaded arrays themselves, not copies (read them, never write to them)."""
+    return dict(_stock())
+
+
 def stock_voice_accent(name: str) -> str:
     """"British English" for bf_emma: the speech it was trained on (it speaks VoiceDesk's other languages too)."""
     return _ACCENTS.get(name[:1], "Other")

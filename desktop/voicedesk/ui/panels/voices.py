@@ -21,6 +21,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from voicedesk.core.clone.report import percent
 from voicedesk.core.errors import VoiceDeskError
 from voicedesk.core.library.voicefile import SavedVoice
 from voicedesk.ui import settings
@@ -253,7 +254,7 @@ def _detail(voice: SavedVoice) -> str:
     """The tooltip of a saved voice: how similar it came out (and the closest stock voice), and its own pitch."""
     after = voice.scores.get("similarity_after")
     stock, stock_similarity = voice.scores.get("closest_stock_voice"), voice.scores.get("closest_stock_similarity")
-    parts = ["cloned", f"{round(100 * after)}% similar to its prompt" if isinstance(after, float) else "",
-             f"closest stock voice {stock}: {round(100 * stock_similarity)}%" if isinstance(stock_similarity, float) else "",
+    parts = ["cloned", f"{percent(after)}% similar to its prompt" if isinstance(after, float) else "",
+             f"closest stock voice {stock}: {percent(stock_similarity)}%" if isinstance(stock_similarity, float) else "",
              voice.pitch.describe()]
     return " · ".join(part for part in parts if part)
