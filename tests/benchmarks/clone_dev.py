@@ -248,19 +248,9 @@ CONFIGS: dict[str, FitSettings] = {
     # Sweep 32: the prompt's words and two fitting sentences a step (the shipped fit: the words alone).
     **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
     # Sweep 35: the prompt's GE2E target heard augmented, as the fit's speech is (its embedding over 8 copies; shipped
-    # since), against the prompt as it is (tv0: what every configuration above ran with, s31-typed-seed* then).
+    # since), against the prompt as it is (tv0: what every configuration above ran with, s31-typed-seed* then); 32
+    # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb.)
     **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8, 32) for k in range(4)},
-    # Sweep 36: GE2E's frame moments (the mean and spread of its last layer's outputs) pulled toward the prompt's.
-    **{f"s36-m{w}-typed-seed{k}": FitSettings(seconds=600, seed=k, moment_weight=w) for w in (25, 50) for k in range(4)},
-    # Sweep 37: the prompt's words spoken at the start's measured pace while fitting (the voice gets its pace after).
-    **{f"s37-pace-typed-seed{k}": FitSettings(seconds=600, seed=k, pace_in_fit=True) for k in range(4)},
-    # Sweep 38: the encoder's views of the speech and the prompt tilted at random (slope up to 0.3 or 0.6), and two
-    # views of the speech a step.
-    **{f"s38-tilt{t}-typed-seed{k}": FitSettings(seconds=600, seed=k, tilt=t / 10) for t in (3, 6) for k in range(4)},
-    **{f"s38-views2-typed-seed{k}": FitSettings(seconds=600, seed=k, views=2) for k in range(4)},
-    # Sweep 39: a weaker pull of the timbre delta toward the stock mixture (shipped 0.01).
-    **{f"s39-reg{r}-typed-seed{k}": FitSettings(seconds=600, seed=k, reg_weight=float(r)) for r in ("0.003", "0.03")
-       for k in range(4)},
 }
 
 

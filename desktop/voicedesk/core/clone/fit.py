@@ -106,12 +106,10 @@ class FitSettings:
     spectrum_voiced: bool = False  # ... of voiced frames only
     augment: bool = True
     crop_s: float = 0.2  # ... of which a random crop of up to this much (exactly this much in a fixed-shape step)
-    tilt: float = 0.0  # ... and tilted at random (torch_audio.tilted), the prompt's views too
     views: int = 1  # ... the encoder hears this many differently augmented copies of each speech a step
     # The prompt's GE2E target averaged over this many augmented copies, as the fit's speech is heard (0: the prompt as
     # it is): judge similarity +0.021 on two paired CPU seeds, +0.011 over four H100 seeds (clone-dev.md, sweep 35).
     target_views: int = 8
-    moment_weight: float = 0.0  # pull GE2E's frame moments (mean, spread of its last layer) toward the prompt's
     mixture: bool = True
     start_temperature: float = 0.05
     pitch_penalty: float = 0.5  # per octave of distance, when ranking stock voices for the start
@@ -144,7 +142,6 @@ class FitSettings:
     # against how long the prompt takes), so that it speaks at the speaker's rate, not the model's.
     match_pace: bool = True
     pace_by_sentence: bool = True  # ... measured a sentence at a time, the pauses between them left out (sweep 29)
-    pace_in_fit: bool = False  # ... and speak the words at the start's measured pace while fitting too
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
     # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in
     # a 2-core CPU's minute a check costs most of a step and patience never ends the fit; without them 11 steps
@@ -371,13 +368,12 @@ def fit_voice(
     prompt = trim_edges(np.asarray(prompt_16k, dtype=np.float32))
     said_part = prompt if said_16k is None else trim_edges(np.asarray(said_16k, dtype=np.float32))
     target = torch.from_numpy(ge2e.embed_numpy(prompt)).to(device)
-    views_gen = torch.Generator().manual_seed(cfg.seed + 1)
-    with torch.no_grad():
-        heard = [augment(torch.from_numpy(prompt), views_gen, max_crop_s=cfg.crop_s, tilt=cfg.tilt).to(device)
-                 for _ in range(cfg.target_views)] or [torch.from_numpy(prompt).to(device)]
-        if cfg.target_views:  # the prompt heard as the fit's speech is heard: augmented, the embeddings averaged
+    if cfg.target_views:  # the prompt heard as the fit's speech is heard: augmented, the embeddings averaged
+        views_gen = torch.Generator().manual_seed(cfg.seed + 1)
+        with torch.no_grad():
+            heard = [augment(torch.from_numpy(prompt), views_gen, max_crop_s=cfg.crop_s).to(device)
+                     for _ in range(cfg.target_views)]
             target = torch.nn.functional.normalize(ge2e.embed(heard).mean(0), dim=0)
-        target_moments = torch.stack([ge2e.embed_one_moments(view)[1] for view in heard]).mean(0)
     prompt_pitch = median_pitch(prompt, 16000)
     log_f0_target = math.log(prompt_pitch) if prompt_pitch else None
     with torch.no_grad():
@@ -505,9 +501,8 @@ def fit_voice(
         if said and cfg.fixed_timing:
             with torch.no_grad():
                 start_row = row(*current(), said.n_phonemes)
-                fit_speed = voice_pace([speak(start_row, said, graphed=True)[0]], said_part) if cfg.pace_in_fit else 1.0
             utterance = FixedUtterance(model, said.ids, start_row, graph=cuda and cfg.cuda_graph and not fixed_step,
-                                       rng=None if cuda else gen, speed=fit_speed)
+                                       rng=None if cuda else gen)
 
         def speak_said(style: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
             assert said is not None
@@ -570,9 +565,9 @@ def fit_voice(
         said_step: SaidStep | None = None
         if fixed_step and said and utterance:
             said_step = SaidStep(
-                utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope, target_moments),
+                utterance, ge2e, Targets(target, log_f0_target, target_shape, target_envelope),
                 Weights(cfg.pitch_weight, cfg.spectrum_weight, cfg.prompt_weight, cfg.spectrum_voiced, cfg.augment,
-                        round(cfg.crop_s * 16000), cfg.views, cfg.moment_weight, cfg.tilt),
+                        round(cfg.crop_s * 16000), cfg.views),
                 style=lambda: row(*current(), said.n_phonemes),
                 regulariser=lambda: cfg.reg_weight * (d_timbre.square().sum() + d_prosody.square().sum()),
                 params=[p for group in groups for p in group["params"]], graph=cuda and cfg.cuda_graph,
@@ -593,7 +588,7 @@ def fit_voice(
                 if sentence is said:
                     said_terms.append(said_distance(wav))
                 if sentence is not said or cfg.prompt_in_encoder:
-                    wavs.extend(augment(wav, gen, max_crop_s=cfg.crop_s, tilt=cfg.tilt) if cfg.augment else wav
+                    wavs.extend(augment(wav, gen, max_crop_s=cfg.crop_s) if cfg.augment else wav
                                 for _ in range(cfg.views))
                 if cfg.spectrum_weight:
                     shape_terms.append(shape_distance(wav))

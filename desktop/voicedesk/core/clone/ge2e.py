@@ -144,18 +144,6 @@ class GE2E:
         unit: torch.Tensor = total / (torch.norm(total) + 1e-9)
         return unit
 
-    def embed_one_moments(self, wav: torch.Tensor, normalize: bool = True) -> tuple[torch.Tensor, torch.Tensor]:
-        """`embed_one` and [512] the mean and standard deviation over every partial's frames of the last LSTM
-        layer's outputs: what the encoder hears frame by frame, pooled over time, not only its summary."""
-        import torch
-
-        outputs, (hidden, _) = self.module.lstm(torch.stack(self._partials(wav, normalize)))
-        raw = torch.relu(self.module.linear(hidden[-1]))
-        total = (raw / (torch.norm(raw, dim=1, keepdim=True) + 1e-9)).sum(0)
-        frames = outputs.reshape(-1, outputs.shape[-1])
-        moments = torch.cat([frames.mean(0), frames.std(0)])
-        return total / (torch.norm(total) + 1e-9), moments
-
     def _partials(self, wav: torch.Tensor, normalize: bool) -> list[torch.Tensor]:
         """The [160, 40] mel partials of one 1-D utterance, as resemblyzer cuts them."""
         import torch

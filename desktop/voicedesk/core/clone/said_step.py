@@ -39,7 +39,6 @@ class Targets:
     log_f0: float | None  # log of the median pitch, None if the prompt has none
     shape: torch.Tensor  # [40] long-term spectral shape (fit.spectral_shape)
     envelope: torch.Tensor  # [speech frames, N_CEPSTRA] (align.envelope)
-    moments: torch.Tensor | None = None  # [512] GE2E's frame moments (GE2E.embed_one_moments), if weighted
 
 
 @dataclass(frozen=True)
@@ -51,8 +50,6 @@ class Weights:
     augment: bool
     crop: int = CROP  # samples the encoder's augmentation cuts from the speech's edges
     views: int = 1  # differently augmented copies of the speech the encoder hears; their similarities averaged
-    moments: float = 0.0  # the squared distance of GE2E's frame moments from the prompt's
-    tilt: float = 0.0  # the augmentation's random spectral tilt (torch_audio.tilted), at most this slope
 
 
 class SaidStep:
@@ -120,15 +117,9 @@ class SaidStep:
         ltas = torch.log((mel * frames[:, None]).sum(0) / frames.sum().clamp_min(1.0) + 1e-10)
         shape = (ltas - ltas.mean() - t.shape).square().mean()
         said = (self._path_weights[:, None] * (envelope[self._rows] - t.envelope[self._cols]).square()).sum()
-        heard = [augment_fixed_length(wav, self.rng, w.crop, w.tilt) if w.augment else wav for _ in range(w.views)]
-        if w.moments and t.moments is not None:
-            pairs = [self.ge2e.embed_one_moments(view) for view in heard]
-            similarity = torch.stack([e for e, _ in pairs]).mean(0) @ t.embedding
-            moments = (torch.stack([m for _, m in pairs]).mean(0) - t.moments).square().mean()
-        else:
-            similarity = torch.stack([self.ge2e.embed_one(view) for view in heard]).mean(0) @ t.embedding
-            moments = similarity.new_zeros(())
-        loss = 1 - similarity + w.spectrum * shape + w.prompt * said + w.moments * moments + self.regulariser()
+        heard = [augment_fixed_length(wav, self.rng, w.crop) if w.augment else wav for _ in range(w.views)]
+        similarity = torch.stack([self.ge2e.embed_one(view) for view in heard]).mean(0) @ t.embedding
+        loss = 1 - similarity + w.spectrum * shape + w.prompt * said + self.regulariser()
         if t.log_f0 is not None:
             voiced = (f0 > F0_VOICED_HZ).float()
             count = voiced.sum()

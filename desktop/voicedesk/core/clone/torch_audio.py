@@ -42,10 +42,9 @@ GAIN_DB = 6.0  # random gain within ± this
 MIN_KEPT = 16000  # samples: shorter speech is not cropped
 
 
-def augment(audio: torch.Tensor, generator: torch.Generator, snr_db: float = SNR_DB, max_crop_s: float = 0.2,
-            tilt: float = 0.0) -> torch.Tensor:
+def augment(audio: torch.Tensor, generator: torch.Generator, snr_db: float = SNR_DB, max_crop_s: float = 0.2) -> torch.Tensor:
     """Random edge crop, gain (±6 dB) and white noise at `snr_db`, so the fit cannot lean on one
-    exact waveform's quirks of the encoder; with `tilt`, a random spectral tilt too (`tilted`). 16 kHz, 1-D."""
+    exact waveform's quirks of the encoder. 16 kHz, 1-D."""
     n = audio.shape[-1]
     crop = int(torch.randint(0, int(max_crop_s * 16000) + 1, (2,), generator=generator).sum())
     if n - crop > MIN_KEPT:
@@ -54,19 +53,10 @@ def augment(audio: torch.Tensor, generator: torch.Generator, snr_db: float = SNR
     gain = 10 ** ((float(torch.rand(1, generator=generator)) * 2 * GAIN_DB - GAIN_DB) / 20)
     rms = audio.detach().square().mean().sqrt()
     noise = torch.randn(audio.shape, generator=generator).to(audio.device) * rms * 10 ** (-snr_db / 20)
-    if tilt:
-        audio = tilted(audio, (torch.rand(1, generator=generator).to(audio.device) * 2 - 1) * tilt)
     return (audio + noise) * gain
 
 
-def tilted(audio: torch.Tensor, slope: torch.Tensor) -> torch.Tensor:
-    """A first-order filter x[n] - slope·x[n-1]: slope > 0 lifts the highs, < 0 the lows (a microphone's or a
-    room's colour, roughly)."""
-    return torch.cat([audio[:1], audio[1:] - slope * audio[:-1]])
-
-
-def augment_fixed_length(audio: torch.Tensor, generator: torch.Generator | None, crop: int,
-                         tilt: float = 0.0) -> torch.Tensor:
+def augment_fixed_length(audio: torch.Tensor, generator: torch.Generator | None, crop: int) -> torch.Tensor:
     """`augment` with exactly `crop` samples cut (split between the edges at random) and every random
     number drawn as a tensor on the generator's device (the audio's without one), so that the same
     shapes and no host reads come every time: fit to be captured in a CUDA graph."""
@@ -78,8 +68,6 @@ def augment_fixed_length(audio: torch.Tensor, generator: torch.Generator | None,
     gain = 10 ** ((torch.rand(1, generator=generator, device=device).to(audio.device) * 2 * GAIN_DB - GAIN_DB) / 20)
     rms = audio.detach().square().mean().sqrt()
     noise = torch.randn(audio.shape, generator=generator, device=device).to(audio.device)
-    if tilt:
-        audio = tilted(audio, (torch.rand(1, generator=generator, device=device).to(audio.device) * 2 - 1) * tilt)
     return (audio + noise * rms * 10 ** (-SNR_DB / 20)) * gain
 
 

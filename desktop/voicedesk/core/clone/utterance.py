@@ -36,14 +36,13 @@ class FixedUtterance:
     before calling again."""
 
     def __init__(self, model: Any, ids: torch.Tensor, start_row: torch.Tensor, *, graph: bool = False,
-                 rng: torch.Generator | None = None, speed: float = 1.0) -> None:
-        """`speed`: the words' pace (durations divided by it), as the model's `speed`."""
+                 rng: torch.Generator | None = None) -> None:
         self.model = model
         self.rng = rng
         with torch.no_grad():
             self.text = model.encode_text(ids)
             d = model.prosody_features(self.text, start_row[:, TIMBRE_DIM:])
-            durations = whole_frames(model.predict_durations(d, speed))
+            durations = whole_frames(model.predict_durations(d))
             self.frames = frame_tokens(durations)
         self._speak: Callable[[torch.Tensor], Speech] = self.eager
         self._start = start_row.detach().clone()
