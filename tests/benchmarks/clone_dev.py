@@ -251,6 +251,8 @@ CONFIGS: dict[str, FitSettings] = {
     # since), against the prompt as it is (tv0: what every configuration above ran with, s31-typed-seed* then); 32
     # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb.)
     **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8, 32) for k in range(4)},
+    # Sweep 39: every other step one fitting sentence instead of the prompt's words (no envelope term on it).
+    **{f"s39-alternate-typed-seed{k}": FitSettings(seconds=600, seed=k, alternate=True) for k in range(4)},
 }
 
 
