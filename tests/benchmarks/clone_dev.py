@@ -249,10 +249,9 @@ CONFIGS: dict[str, FitSettings] = {
     **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
     # Sweep 35: the prompt's GE2E target heard augmented, as the fit's speech is (its embedding over 8 copies; shipped
     # since), against the prompt as it is (tv0: what every configuration above ran with, s31-typed-seed* then); 32
-    # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb.)
+    # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb, sweep 39 from
+    # 1c0aee2.)
     **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8, 32) for k in range(4)},
-    # Sweep 39: every other step one fitting sentence instead of the prompt's words (no envelope term on it).
-    **{f"s39-alternate-typed-seed{k}": FitSettings(seconds=600, seed=k, alternate=True) for k in range(4)},
 }
 
 

@@ -98,7 +98,6 @@ class FitSettings:
     # ... when the prompt's words are known: those words alone made the better fit in the same time
     # (CPU 60 s: 0.45 of the gap against 0.32 with two sentences more a step; clone-dev.md, sweep 5).
     sentences_with_words: int = 0
-    alternate: bool = False  # ... every other step speaks one fitting sentence instead (no envelope term then)
     join_sentences: bool = True  # speak a step's sentences as one utterance: one forward instead of several
     pitch_weight: float = 1.0
     reg_weight: float = 0.01
@@ -575,15 +574,15 @@ def fit_voice(
                 rng=None if cuda else gen, first=start_said,
             )
 
-        def eager_step(step: int, count: int = per_step, with_said: bool = speaks_said) -> torch.Tensor:
+        def eager_step(step: int) -> torch.Tensor:
             """One step the general way: the step's sentences, each spoken anew. Returns the similarities."""
             mix, delta = current()
-            picked = [sentences[order[(step * count + k) % len(order)]] for k in range(count)]
+            picked = [sentences[order[(step * per_step + k) % len(order)]] for k in range(per_step)]
             if cfg.join_sentences and len(picked) > 1:
                 picked = [_joined(picked)]
             wavs: list[torch.Tensor] = []
             pitch_terms, shape_terms, said_terms = [], [], []
-            for sentence in [*picked, *([said] if with_said else [])]:
+            for sentence in [*picked, *([said] if speaks_said else [])]:
                 style = row(mix, delta, sentence.n_phonemes)
                 wav, f0 = speak_said(style) if sentence is said else speak(style, sentence)
                 if sentence is said:
@@ -628,10 +627,7 @@ def fit_voice(
             if elapsed + step_s + finish_s > cfg.seconds:
                 break
             t_step = time.perf_counter()
-            if cfg.alternate and said_step and step % 2:
-                sims = eager_step(step // 2, count=1, with_said=False)
-            else:
-                sims = said_step.step() if said_step else eager_step(step)
+            sims = said_step.step() if said_step else eager_step(step)
             if _finite_gradients(optimiser):
                 optimiser.step()
                 if average:
