@@ -145,7 +145,7 @@ def test_prompts_the_clone_command_must_refuse(prompt_corpus: list[Case], voiced
     assert list((voicedesk_home / "data" / "voices").iterdir()) == []
 
 
-@pytest.mark.parametrize("language", ["en", "ja", "zh"])
+@pytest.mark.parametrize("language", ["en", "en-gb", "ja", "zh"])
 def test_bad_texts_through_the_text_front_end(language: str) -> None:
     from voicedesk.core.text import phonemize
 

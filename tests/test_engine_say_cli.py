@@ -80,3 +80,11 @@ def test_output_must_be_a_wav_in_an_existing_folder(
     assert "does not exist" in capsys.readouterr().err
     assert main(["say", "--voice", "jf_alpha", "--text", "Hi.", "-o", str(tmp_path / "x.mp3")]) == 2
     assert ".wav" in capsys.readouterr().err
+
+
+def test_a_stock_voice_reads_english_in_its_own_accent_unless_told_otherwise() -> None:
+    from voicedesk.cli.say import resolve_voice
+
+    assert resolve_voice("bm_george")[1] == "en-gb"  # Kokoro's British voices were trained on British readings
+    assert resolve_voice("af_heart")[1] == "en"
+    assert resolve_voice("jf_alpha")[1] == "en"  # English text by default, as before; the GUI switches to Japanese

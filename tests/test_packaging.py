@@ -202,7 +202,7 @@ def test_self_test_from_source_passes_and_prints_its_summary(tmp_path: Path) -> 
     assert summary["ok"] is True and summary["frozen"] is False
     assert summary["device"] == "cpu"
     assert set(summary["timings_s"]) >= {"engine", "text", "prompt", "clone", "speak", "export", "window", "total"}
-    assert all(summary["phonemes"][language] for language in ("en", "ja", "zh"))
+    assert all(summary["phonemes"][language] for language in ("en", "en-gb", "ja", "zh"))
     assert summary["clone"]["steps"] == 1
     assert summary["gui"]["platform"] == "offscreen" and summary["gui"]["title"]
 

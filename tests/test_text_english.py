@@ -56,7 +56,8 @@ def test_etc_is_read_as_a_word() -> None:
     assert read("etc.").startswith("ɛtsɛTəɹə")
 
 
-def test_every_symbol_is_in_the_vocabulary() -> None:
+@pytest.mark.parametrize("language", ["en", "en-gb"])
+def test_every_symbol_is_in_the_vocabulary(language: str) -> None:
     vocab = kokoro_vocab()
     assert len(vocab) == 114 or len(vocab) > 100  # the 178-id table has gaps; ids stay below 178
     assert max(vocab.values()) < 178
@@ -69,7 +70,7 @@ def test_every_symbol_is_in_the_vocabulary() -> None:
         "It's 5 km, 20°C, 1/2 way & #3 on the list; A+B=C.",
     ]
     for sample in samples:
-        for chunk in phonemize(sample, "en"):
+        for chunk in phonemize(sample, language):
             assert set(chunk.phonemes) <= set(vocab), (sample, set(chunk.phonemes) - set(vocab))
             assert len(phoneme_ids(chunk.phonemes)) == len(chunk.phonemes)
             assert not chunk.notices, chunk.notices
@@ -80,3 +81,12 @@ def test_other_scripts_and_emoji_are_reported_not_dropped_silently() -> None:
     assert len(chunks) == 1
     assert "😀" in chunks[0].notices[0] and "привет" in chunks[0].notices[0]
     assert read("I like tea and.") in chunks[0].phonemes.replace("ˈ", "").replace("ˌ", "")
+
+
+def test_british_english_reads_as_kokoros_british_voices_were_trained() -> None:
+    british = phonemize("Please leave the parcel by the garden gate, Zorblatt.", "en-gb")[0].phonemes
+    american = phonemize("Please leave the parcel by the garden gate, Zorblatt.", "en")[0].phonemes
+    assert "ɡˈɑːdᵊn" in british and "pˈɑːsᵊl" in british  # long vowels, no r after them
+    assert "ɡˈɑɹdən" in american and "pˈɑɹsᵊl" in american
+    assert "ɹ" not in british.split()[-1] and "ɹ" in american.split()[-1]  # an unknown word: each accent's net
+    assert not phonemize("Café, naïve and Zoë.", "en-gb")[0].notices  # letters the British net reads

@@ -136,7 +136,10 @@ def test_the_engine_loads_behind_the_window_with_a_status_message(qtbot: QtBot) 
     assert "Japanese" in rows and "jm_kumo  ·  male" in rows and len(window.voices.entries) == 54
     assert window.voices.current is not None and window.voices.current.name == "af_heart"
     assert window.speak.voice_label.text() == "Voice: af_heart"
-    # Picking a Mandarin voice speaks Mandarin, a Japanese one Japanese; a Spanish one keeps the language chosen.
+    # Picking a Mandarin voice speaks Mandarin, a Japanese one Japanese, a British one British English; a Spanish
+    # one keeps the language chosen.
+    window.voices.select("bm_george")
+    assert window.speak.language.currentData() == "en-gb" and window.speak.language.currentText() == "English (UK)"
     window.voices.select("zf_xiaobei")
     assert window.speak.language.currentData() == "zh"
     window.voices.select("jm_kumo")

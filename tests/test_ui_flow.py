@@ -67,6 +67,7 @@ def test_prompt_clone_speak_export_and_replay_after_restart(
     # 2. Clone with a tiny step budget; the event loop keeps ticking meanwhile.
     window.clone.name_edit.setText("harbour")
     qtbot.keyClicks(window.clone.transcript_edit, PROMPT_TEXT)  # what the recording says
+    window.clone.language.setCurrentIndex(window.clone.language.findData("en-gb"))  # a British voice
     window.clone.steps = 2
     meter.start()
     began = time.perf_counter()
@@ -75,7 +76,8 @@ def test_prompt_clone_speak_export_and_replay_after_restart(
     clone_s = time.perf_counter() - began
     clone_stall, clone_stalls = meter.stop(), meter.stalls
     assert "Similarity to the prompt" in window.clone.verdict.text(), window.clone.verdict.text()
-    assert VoiceLibrary().load("harbour").transcript == PROMPT_TEXT
+    saved = VoiceLibrary().load("harbour")
+    assert saved.transcript == PROMPT_TEXT and saved.language == "en-gb"
     assert window.voices.current is not None and window.voices.current.name == "harbour"
     assert window.speak.voice_label.text() == "Voice: harbour"
 
@@ -92,7 +94,7 @@ def test_prompt_clone_speak_export_and_replay_after_restart(
     assert window.speak.progress.value() == 2 and window.speak.progress.maximum() == 2
     take = window.takes.current
     assert take is not None and take.voice == "harbour" and take.duration > 1.5
-    assert take.settings == {"language": "en", "speed": 1.0, "seed": 7}
+    assert take.settings == {"language": "en-gb", "speed": 1.0, "seed": 7}  # the clone's own language
 
     # 4. Export at 48 kHz, 24-bit: the file is complete and the folder is remembered.
     window.takes.rate_box.setCurrentIndex(window.takes.rate_box.findData(48000))

@@ -13,13 +13,15 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from voicedesk.core.text.phonemize import LANGUAGES
+
 
 def register(subparsers: Any) -> None:
     parser = subparsers.add_parser("clone", help="clone a voice from a 3-10 s recording and save it")
     parser.add_argument("prompt", type=Path, help="a recording of the voice (wav, flac, ogg, mp3)")
     parser.add_argument("--name", required=True, help="name for the new voice in the library")
-    parser.add_argument("--language", choices=("en", "ja", "zh"), default="en",
-                        help="the language the voice will usually speak (default en)")
+    parser.add_argument("--language", choices=tuple(LANGUAGES), default="en",
+                        help="the language the voice will usually speak (default en; en-gb: British English)")
     parser.add_argument("--transcript", default="", metavar="TEXT",
                         help="what the recording says, word for word: the fit then also compares the voice "
                              "with the recording sound by sound, which makes closer clones (default: what the "

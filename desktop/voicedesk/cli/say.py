@@ -14,6 +14,7 @@ from typing import Any
 
 from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
 from voicedesk.core.errors import InputError
+from voicedesk.core.text.phonemize import LANGUAGES
 
 MAX_TEXT_BYTES = 1_000_000
 
@@ -29,8 +30,9 @@ def register(subparsers: Any) -> None:
     parser.add_argument("-o", "--output", required=True, type=Path, help="the .wav file to write")
     parser.add_argument(
         "--language",
-        choices=("en", "ja", "zh"),
-        help="language of the text (default: the saved voice's language, else en)",
+        choices=tuple(LANGUAGES),
+        help="language of the text (default: a saved voice's language; for a stock voice en, en-gb for the "
+        "British ones)",
     )
     parser.add_argument("--speed", type=float, default=1.0, help="speaking rate, 0.25–4 (default 1)")
     parser.add_argument("--seed", type=int, help="make the result repeatable")
@@ -70,12 +72,12 @@ def check_output(path: Path) -> None:
 
 def resolve_voice(name: str) -> tuple[Any, str | None, Pitch]:
     """(style [L, 256], the voice's language or None, its pitch) for a stock or saved voice name."""
-    from voicedesk.core.engine.voices import stock_voice, stock_voice_names
+    from voicedesk.core.engine.voices import stock_voice, stock_voice_english, stock_voice_names
     from voicedesk.core.library import VoiceLibrary
 
     stock = stock_voice_names()
     if name in stock:
-        return stock_voice(name), None, NEUTRAL_PITCH
+        return stock_voice(name), stock_voice_english(name), NEUTRAL_PITCH
     library = VoiceLibrary(reserved_names=stock)
     if library.exists(name):
         saved = library.load(name)

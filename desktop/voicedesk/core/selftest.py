@@ -30,7 +30,7 @@ from voicedesk.core import paths
 SAMPLE_PROMPT = "sample-prompt.flac"
 SENTENCE = "VoiceDesk works: this sentence was spoken in a voice cloned a moment ago."
 # One short line per language front end: each loads that front end's dictionaries and models.
-TEXT_SAMPLES = {"en": "Hello there.", "ja": "こんにちは。", "zh": "你好。"}
+TEXT_SAMPLES = {"en": "Hello there.", "en-gb": "Hello there.", "ja": "こんにちは。", "zh": "你好。"}
 # What a healthy spoken sentence looks like (seconds, peak level).
 SPOKEN_SECONDS = (1.5, 20.0)
 MIN_PEAK = 0.02

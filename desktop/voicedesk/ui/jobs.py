@@ -43,10 +43,11 @@ def warm_up(engine: Any) -> Generator[str, None, None]:
     """Do now what would otherwise happen at the first clone or Speak: parsing the pronunciation
     dictionary and starting the speaker encoders each hold the GIL for 0.1–0.5 s, which freezes the
     window (Python threads share one interpreter lock); while loading, nobody is waiting."""
-    yield "Loading the English pronunciation dictionary…"
+    yield "Loading the English pronunciation dictionaries…"
     from voicedesk.core.text import phonemize
 
     phonemize("Hello.", "en")
+    phonemize("Hello.", "en-gb")  # the British one too (0.3 s, 100 MB): a first British line must not freeze
     yield "Loading the speaker encoders…"
     clone_tools(str(engine.device))
     import voicedesk.core.clone.fit  # noqa: F401 - its imports, too, are better paid for now

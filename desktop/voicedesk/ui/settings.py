@@ -37,6 +37,7 @@ OUTPUT_DEVICE = Setting("audio/output_device", "")
 # recording's line is ~2 s of speech (clone-dev.md, sweep 31).
 RECORD_SECONDS = Setting("audio/record_seconds", 4)
 CLONE_STEPS = Setting("clone/steps", 0)  # 0 = the engine's own default budget
+CLONE_LANGUAGE = Setting("clone/language", "en")  # what a new clone speaks (and its prompt's words are read in)
 LAST_VOICE = Setting("voices/last", "")
 LANGUAGE = Setting("speak/language", "en")
 SPEED = Setting("speak/speed", 1.0)

@@ -31,6 +31,7 @@ log = logging.getLogger(__name__)
 # after a word, while the speaker encoder still hears all of it (0.58; the start alone 0.54).
 CPU_PROMPT_SECONDS = 4.0
 SENTENCE_END = (".", "!", "?", ",", ";", ":")
+ENGLISH = frozenset({"en", "en-gb"})  # the languages the (English) transcriber hears; each reads in its accent
 
 
 def words_within(device: str) -> float:
@@ -120,7 +121,7 @@ def words_of(audio_16k: Callable[[], NDArray[np.float32]], speech_seconds: float
     where the transcriber runs, what it hears decides (`read_or_heard`)."""
     from voicedesk.core.clone.fit import transcript_ids
 
-    can_listen = listen and language == "en" and transcriber_available()
+    can_listen = listen and language in ENGLISH and transcriber_available()
     dropped = ""
     if typed.strip():
         try:
@@ -130,11 +131,11 @@ def words_of(audio_16k: Callable[[], NDArray[np.float32]], speech_seconds: float
                 raise
             dropped = f"The line shown while recording was not used: {speech_seconds:.1f} s of speech cannot be those words."
         else:
-            return read_or_heard(given, hear(audio_16k(), speech_seconds, within)) if read and can_listen else given
+            return read_or_heard(given, hear(audio_16k(), speech_seconds, within, language)) if read and can_listen else given
     if not can_listen:
         advice = " Type what the recording says in “Says” for a closer voice." if dropped else ""
         return PromptWords("", None, heard=False, notice=dropped + advice)
-    heard = hear(audio_16k(), speech_seconds, within)
+    heard = hear(audio_16k(), speech_seconds, within, language)
     return replace(heard, notice=" ".join(filter(None, [dropped, heard.notice])))
 
 
@@ -177,10 +178,11 @@ def letter_agreement(heard: str, line: str) -> float:
     return SequenceMatcher(None, letters(heard), letters(line), autojunk=False).ratio()
 
 
-def hear(audio_16k: NDArray[np.float32], speech_seconds: float, within: float = 0.0) -> PromptWords:
+def hear(audio_16k: NDArray[np.float32], speech_seconds: float, within: float = 0.0,
+         language: str = "en") -> PromptWords:
     """What the transcriber hears in an English prompt (mono, 16 kHz), as token ids the fit can use;
     unusable or failed listening gives no words and a notice, never an error. With `within`: only the
-    words of about the first `within` seconds (see `words_of`)."""
+    words of about the first `within` seconds (see `words_of`); `language`: the accent they are read in."""
     from voicedesk.core.clone.fit import transcript_ids
 
     started = time.perf_counter()
@@ -188,7 +190,7 @@ def hear(audio_16k: NDArray[np.float32], speech_seconds: float, within: float = 
     try:
         words = transcribe(audio_16k)
         heard, until = leading_words(words, within) if within else (" ".join(w for w, _ in words), 0.0)
-        ids = transcript_ids(heard, "en", min(speech_seconds, until) if until else speech_seconds) if heard else None
+        ids = transcript_ids(heard, language, min(speech_seconds, until) if until else speech_seconds) if heard else None
     except InputError as exc:
         return PromptWords("", None, True, f"The words heard in the recording were not used: {exc}",
                            time.perf_counter() - started)

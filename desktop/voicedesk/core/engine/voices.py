@@ -29,7 +29,7 @@ _ACCENTS = {
 }
 _SEXES = {"f": "female", "m": "male"}
 # The languages VoiceDesk speaks (text.phonemize) that a stock voice was trained on; the others speak them too.
-_LANGUAGES = {"a": "en", "b": "en", "j": "ja", "z": "zh"}
+_LANGUAGES = {"a": "en", "b": "en-gb", "j": "ja", "z": "zh"}
 DEFAULT_VOICE = "af_heart"  # selected on a first start, when the pack is there (Kokoro's own default)
 # The voices a clone's start mixes (clone/fit.py): the five every clone was measured with. Mixing the 33
 # English and Japanese voices instead gave the same judge similarity (sweep 33 in clone-dev.md) and ranking
@@ -68,6 +68,11 @@ def stock_voice_accent(name: str) -> str:
 def stock_voice_language(name: str) -> str:
     """"ja" for jf_alpha: which of VoiceDesk's languages the voice was trained on ("" for Spanish, French, …)."""
     return _LANGUAGES.get(name[:1], "")
+
+
+def stock_voice_english(name: str) -> str:
+    """The English a stock voice reads when no language is chosen: "en-gb" for the British voices, else "en"."""
+    return "en-gb" if stock_voice_language(name) == "en-gb" else "en"
 
 
 def stock_voice_sex(name: str) -> str:

@@ -1,6 +1,7 @@
 """English → Kokoro phonemes through hibari-tts's G2P: misaki's lexicons and rules without spaCy,
 a small ONNX net for unknown words, and its normaliser for times, dates, currency, units and titles.
-Loaded on first use and kept."""
+American by default; `british=True` reads with misaki's British lexicons and British unknown-word net,
+the phonemes Kokoro's British voices were trained on. Each accent is loaded on first use and kept."""
 
 from __future__ import annotations
 
@@ -24,26 +25,30 @@ _OOV_MAX_LETTERS = 24
 _LONG_WORD = re.compile(rf"[^\W\d_]{{{_OOV_MAX_LETTERS + 1},}}")
 
 
+def _oov_net(british: bool) -> Path:
+    import hibari.g2p
+
+    return Path(hibari.g2p.ASSETS) / ("oov_gb.onnx" if british else "oov.onnx")
+
+
 @functools.cache
-def _g2p() -> Any:
+def _g2p(british: bool) -> Any:
     from hibari.g2p import G2P
     from hibari.g2p.oov import OOV
 
     # Unknown words repeat (names, a long word read in pieces): remember the net's answers.
-    return G2P(oov=functools.lru_cache(maxsize=4096)(OOV()))
+    return G2P(oov=functools.lru_cache(maxsize=4096)(OOV(str(_oov_net(british)))), british=british)
 
 
 @functools.cache
-def _oov_letters() -> frozenset[str]:
-    import hibari.g2p
-
-    meta = json.loads((Path(hibari.g2p.ASSETS) / "oov.json").read_text(encoding="utf-8"))
+def _oov_letters(british: bool) -> frozenset[str]:
+    meta = json.loads(_oov_net(british).with_suffix(".json").read_text(encoding="utf-8"))
     return frozenset(meta["in"])
 
 
-def _fold(char: str) -> str:
+def _fold(char: str, letters: frozenset[str]) -> str:
     """A Latin letter the unknown-word net has not seen → its base letter ("ș" → "s")."""
-    if char.isascii() or not char.isalpha() or char in _oov_letters():
+    if char.isascii() or not char.isalpha() or char in letters:
         return char
     if not unicodedata.name(char, "").startswith("LATIN"):
         return char
@@ -51,19 +56,20 @@ def _fold(char: str) -> str:
     return base if base.isascii() else char
 
 
-def _speakable(char: str) -> bool:
+def _speakable(char: str, letters: frozenset[str]) -> bool:
     if char.isascii():
         return char.isprintable()
     if char in _SYMBOLS:
         return True
-    return char.isalpha() and unicodedata.name(char, "").startswith("LATIN") and char in _oov_letters()
+    return char.isalpha() and unicodedata.name(char, "").startswith("LATIN") and char in letters
 
 
-def prepare(text: str) -> tuple[str, list[str]]:
+def prepare(text: str, british: bool = False) -> tuple[str, list[str]]:
     """Readings hibari's normaliser lacks, and characters with no English reading taken out."""
     notices: list[str] = []
-    text = "".join(_fold(c) for c in text).replace("«", "“").replace("»", "”")
-    text, skipped = keep_speakable(text, _speakable, "English")
+    letters = _oov_letters(british)
+    text = "".join(_fold(c, letters) for c in text).replace("«", "“").replace("»", "”")
+    text, skipped = keep_speakable(text, lambda c: _speakable(c, letters), "English")
     notices += skipped
     text = _FOR_EXAMPLE.sub(lambda m: "For example" if m.group(1) == "E" else "for example", text)
     text = _THAT_IS.sub(lambda m: "That is" if m.group(1) == "I" else "that is", text)
@@ -77,12 +83,12 @@ def prepare(text: str) -> tuple[str, list[str]]:
     return _LONG_WORD.sub(pieces, text), notices
 
 
-def phonemize(text: str) -> tuple[str, list[str]]:
+def phonemize(text: str, british: bool = False) -> tuple[str, list[str]]:
     """Phonemes for one sentence (or piece of one), and notices for what could not be read."""
     from hibari.g2p.normalize import normalize
 
-    text, notices = prepare(text)
-    g2p = _g2p()
+    text, notices = prepare(text, british)
+    g2p = _g2p(british)
     tokens = g2p.phonemize_tokens(g2p.tokenize(normalize(text)))
     unread = [tk.text for tk in tokens if not tk.phonemes and any(c.isalnum() for c in tk.text)]
     if unread:

@@ -14,9 +14,11 @@ from voicedesk.core.text.cleanup import remove_invisible
 from voicedesk.core.text.sentences import halve, split_long, split_sentences
 from voicedesk.core.text.vocab import kokoro_vocab
 
-LANGUAGES: dict[str, str] = {"en": "English", "ja": "Japanese", "zh": "Mandarin Chinese"}
+LANGUAGES: dict[str, str] = {
+    "en": "English", "en-gb": "British English", "ja": "Japanese", "zh": "Mandarin Chinese",
+}
 # Front-end module per language: `phonemize(text) -> (phonemes, notices)` and `MAX_CHARS`.
-_FRONT_ENDS = {"en": "english", "ja": "japanese", "zh": "chinese"}
+_FRONT_ENDS = {"en": "english", "en-gb": "british", "ja": "japanese", "zh": "chinese"}
 MAX_PHONEMES = 400  # per chunk; leaves room under the model's 510 for pauses and boundary tokens
 _SILENT = frozenset(';:,.!?—…"()“” ')
 

@@ -7,13 +7,14 @@ import logging
 from typing import Any
 
 import shiboken6
-from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
+from PySide6.QtWidgets import QComboBox, QHBoxLayout, QLabel, QLineEdit, QProgressBar, QPushButton, QWidget
 
 from voicedesk.core.errors import Cancelled, VoiceDeskError
 from voicedesk.ui import jobs, settings
 from voicedesk.ui.context import AppContext
 from voicedesk.ui.messages import user_message
 from voicedesk.ui.panels.prompt import PromptPanel
+from voicedesk.ui.panels.speak import LANGUAGES
 from voicedesk.ui.widgets.card import Card
 from voicedesk.ui.worker import Job
 
@@ -64,6 +65,14 @@ class ClonePanel(Card):
         self.transcript_edit.setMaxLength(400)
         self._read_line = ""  # the line the prompt's recording was made reading, put in the field
         said_row.addWidget(self.transcript_edit, 1)
+        # The language the clone speaks by default; the words of the recording are read in its accent.
+        self.language = QComboBox()
+        self.language.setObjectName("cloneLanguage")
+        self.language.setToolTip("The language (and accent) the new voice speaks by default")
+        for label, code in LANGUAGES:
+            self.language.addItem(label, code)
+        self.language.setCurrentIndex(max(0, self.language.findData(context.settings.get(settings.CLONE_LANGUAGE))))
+        said_row.addWidget(self.language)
         self.body.addLayout(said_row)
 
         progress_row = QHBoxLayout()
@@ -149,9 +158,10 @@ class ClonePanel(Card):
         if problem:
             self.verdict.setText(problem)
             return None
-        transcript, read = self.transcript_edit.text(), self.reads_line
+        transcript, read, language = self.transcript_edit.text(), self.reads_line, str(self.language.currentData())
+        self.context.settings.set(settings.CLONE_LANGUAGE, language)
         job = self.context.run_job("clone", lambda: jobs.clone(engine, prompt, name, self.steps, transcript,
-                                                               read=read))
+                                                               language, read=read))
         job.progress.connect(self._progress)
         job.result.connect(self._done)
         job.failed.connect(self._failed)

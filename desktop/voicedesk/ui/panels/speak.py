@@ -30,7 +30,7 @@ from voicedesk.ui.worker import Job
 
 log = logging.getLogger(__name__)
 
-LANGUAGES = (("English", "en"), ("Japanese", "ja"), ("Chinese", "zh"))
+LANGUAGES = (("English (US)", "en"), ("English (UK)", "en-gb"), ("Japanese", "ja"), ("Chinese", "zh"))
 
 
 class SpeakPanel(Card):
