@@ -254,6 +254,8 @@ CONFIGS: dict[str, FitSettings] = {
     **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8, 32) for k in range(4)},
     # Sweep 40: a weaker pull of the timbre delta toward zero (shipped 0.01).
     **{f"s40-reg0.003-typed-seed{k}": FitSettings(seconds=600, seed=k, reg_weight=0.003) for k in range(4)},
+    # Sweep 43: the learning rates annealed along a half cosine to a tenth by the last step (shipped: constant).
+    **{f"s43-cos0.1-typed-seed{k}": FitSettings(seconds=600, seed=k, lr_final=0.1) for k in range(4)},
 }
 
 
