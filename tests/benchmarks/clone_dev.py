@@ -249,13 +249,11 @@ CONFIGS: dict[str, FitSettings] = {
     **{f"s32-two-typed-seed{k}": FitSettings(seconds=600, seed=k, sentences_with_words=2) for k in range(4)},
     # Sweep 35: the prompt's GE2E target heard augmented, as the fit's speech is (its embedding over 8 copies; shipped
     # since), against the prompt as it is (tv0: what every configuration above ran with, s31-typed-seed* then); 32
-    # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb, sweep 39 from
-    # 1c0aee2.)
+    # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb, sweep 39 from 1c0aee2,
+    # sweep 43 from 3306a4f.)
     **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8, 32) for k in range(4)},
     # Sweep 40: a weaker pull of the timbre delta toward zero (shipped 0.01).
     **{f"s40-reg0.003-typed-seed{k}": FitSettings(seconds=600, seed=k, reg_weight=0.003) for k in range(4)},
-    # Sweep 43: the learning rates annealed along a half cosine to a tenth by the last step (shipped: constant).
-    **{f"s43-cos0.1-typed-seed{k}": FitSettings(seconds=600, seed=k, lr_final=0.1) for k in range(4)},
 }
 
 

@@ -94,7 +94,6 @@ class FitSettings:
     lr_timbre: float = 0.1
     lr_prosody: float = 0.0  # 0: the prosody half stays a mixture of the stock voices' (see fit_voice)
     lr_mixture: float = 0.1
-    lr_final: float = 1.0  # the learning rates fall along a half cosine to this fraction by the last step (1: constant)
     sentences_per_step: int = 2
     # ... when the prompt's words are known: those words alone made the better fit in the same time
     # (CPU 60 s: 0.45 of the gap against 0.32 with two sentences more a step; clone-dev.md, sweep 5).
@@ -200,13 +199,6 @@ def _joined(parts: Sequence[_Sentence]) -> _Sentence:
     pad = parts[0].ids[:, :1]
     ids = torch.cat([pad, *pieces, pad], dim=1)
     return _Sentence(ids, int(ids.shape[1]) - 2)
-
-
-def _anneal(optimiser: Any, progress: float, final: float) -> None:
-    """Each group's learning rate at `progress` (0 → 1) along a half cosine from its first value to `final` × it."""
-    for group in optimiser.param_groups:
-        first = group.setdefault("first_lr", group["lr"])
-        group["lr"] = first * (final + (1 - final) * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0))))
 
 
 def row_index(n_phonemes: int, length: int) -> int:
@@ -637,8 +629,6 @@ def fit_voice(
             t_step = time.perf_counter()
             sims = said_step.step() if said_step else eager_step(step)
             if _finite_gradients(optimiser):
-                if cfg.lr_final != 1.0:
-                    _anneal(optimiser, step / max(1, cfg.steps - 1), cfg.lr_final)
                 optimiser.step()
                 if average:
                     with torch.no_grad():
