@@ -295,6 +295,13 @@ def test_trim_handles_choose_the_part_used_and_it_is_checked_again(qtbot: QtBot,
     assert panel.prompt is not None and panel.prompt.duration < full - 0.4
     assert panel.notices.text().startswith("✓")
     assert words.text() == "What the clip says."  # a trim keeps the recording's words
+    # Clone clicked before the handles rest (the trim waits 250 ms for them): the part selected now is what counts.
+    trimmed = panel.prompt
+    panel.waveform.set_selection(0.2, full - 0.2)
+    assert panel.prompt is trimmed
+    window.clone.start()  # (no engine here: nothing is cloned, but the selection is settled first)
+    assert panel.prompt is not trimmed and not panel._retrim.isActive()  # trimmed again, at once
+    assert panel.prompt.duration <= full - 0.39
     panel.waveform.set_selection(0.5, 1.2)  # too little speech left to clone from
     qtbot.waitUntil(lambda: panel.prompt is None, timeout=5000)
     assert "selected part cannot be used" in panel.notices.text() and "at least" in panel.notices.text()

@@ -149,7 +149,7 @@ class ClonePanel(Card):
         self.clone_button.setEnabled(ready and not self.context.busy)
 
     def start(self) -> Job | None:
-        prompt = self.prompt_panel.prompt
+        prompt = self.prompt_panel.settled_prompt()
         engine = self.context.engine
         if prompt is None or engine is None:
             return None

@@ -383,6 +383,14 @@ class PromptPanel(Card):
         if self.source_prompt is not None:
             self._retrim.start()  # re-check once the handle rests, not on every mouse move
 
+    def settled_prompt(self) -> Any:
+        """The prompt as the selection stands now: a trim still waiting for the handles to rest is applied first
+        (Clone clicked right after moving a handle must clone the part selected, not the one before)."""
+        if self._retrim.isActive():
+            self._retrim.stop()
+            self._apply_trim()
+        return self.prompt
+
     def _apply_trim(self) -> None:
         from voicedesk.core.audio.intake import load_prompt
 
