@@ -145,7 +145,7 @@ def test_mixed_scripts_in_english_are_reported() -> None:
 
 
 def test_unknown_language_is_a_clear_error() -> None:
-    with pytest.raises(TextError, match=r"Unknown language 'fr'; choose one of: en \(English\), ja"):
+    with pytest.raises(TextError, match=r"Unknown language 'fr'; choose one of: en \(English\), en-gb \(British English\), ja"):
         phonemize("Bonjour", "fr")
 
 
