@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # On the GPU machine, results in $OUT: the GPU profile (PROFILE=1), `voicedesk bench` (BENCH=1, REPEATS=N),
-# `voicedesk doctor --self-test` (DOCTOR=1), one-shot `voicedesk say` runs of the sample texts, each a new
-# process, as shipped and with VOICEDESK_CUDA_GRAPHS=0 (SAY=1), and a cloning sweep over CONFIGS when given (comma-separated
-# names from tests/benchmarks/clone_dev.py, at most SWEEP_S seconds).
+# `voicedesk doctor --self-test` (DOCTOR=1), where a one-shot `voicedesk say` of the sample texts spends its time,
+# with cuDNN's autotuner and CUDA graphs each on and off (SAY=1: tests/tools/gpu_say_timing.py), and a cloning
+# sweep over CONFIGS when given (comma-separated names from tests/benchmarks/clone_dev.py, at most SWEEP_S seconds).
 # Needs both halves of the bench payload in /tmp/carry/{a,b}: here, `python tests/tools/gpu_bench_carry.py
 # pack` and `python tests/benchmarks/clone_dev.py prepare-device --data-only .devcarry/bench/b`.
 # BENCH=1 clones the prompt with its words typed (TRANSCRIPT; the GPU machine has no transcriber).
@@ -32,14 +32,11 @@ if [ -n "${DOCTOR:-}" ]; then
   timeout 150 python3 -m voicedesk doctor --json --self-test > "$OUT/doctor-h200.json" 2> "$OUT/doctor.err"
   echo "doctor rc=$?"; tail -3 "$OUT/doctor.err"
 fi
-if [ -n "${SAY:-}" ]; then
-  for run in shipped-1 shipped-2 nographs-1 nographs-2; do
-    graphs=1; [ "${run%-*}" = nographs ] && graphs=0
-    start=$(date +%s.%N)
-    VOICEDESK_CUDA_GRAPHS=$graphs timeout 120 python3 -m voicedesk say --voice jm_kumo --language en --device cuda \
-      --text-file resources/sample-texts.txt -o "$OUT/say-$run.wav" > "$OUT/say-$run.log" 2>&1
-    echo "say $run rc=$? wall $(awk "BEGIN{printf \"%.2f\", $(date +%s.%N) - $start}") s: $(tail -1 "$OUT/say-$run.log")"
-  done
+if [ -n "${SAY:-}" ]; then  # each a new process, as a one-shot `voicedesk say` is
+  for run in 1 2; do for autotune in 1 0; do for graphs in 1 0; do
+    AUTOTUNE=$autotune VOICEDESK_CUDA_GRAPHS=$graphs timeout 120 python3 tests/tools/gpu_say_timing.py 2>> "$OUT/say.err" \
+      | tee -a "$OUT/say.jsonl"
+  done; done; done
 fi
 if [ -n "${1:-}" ]; then
   timeout "${SWEEP_S:-300}" python3 tests/benchmarks/clone_dev.py device --data /tmp/carry/b --out "$OUT" --configs "$1" ${HELD_OUT_ONLY:+--held-out-only} \
