@@ -111,7 +111,7 @@ def test_closing_the_fit_mid_way_saves_nothing_and_restores_the_model(
     model = cpu_engine.model
     flags = [p.requires_grad for p in model.parameters()]
     before = torch.backends.cudnn.benchmark, torch.backends.cudnn.allow_tf32
-    torch.backends.cudnn.benchmark = True  # as the engine sets it on CUDA
+    torch.backends.cudnn.benchmark = True  # as a caller may have set it
     torch.backends.cudnn.allow_tf32 = True  # PyTorch's default for cuDNN convolutions
     job = fit_voice(model, stock, prompt_16k, settings=replace(SMALL, steps=50))
     try:

@@ -94,7 +94,10 @@ class Engine:
         reason = choice.reason
         if choice.device == "cuda":
             torch.backends.cudnn.enabled = True
-            torch.backends.cudnn.benchmark = True
+            # cuDNN's heuristics, not its autotuner: in a new process the autotuner spent about 2 s on each
+            # sentence of a new length (8 sentences: 18-24 s against 1.3-1.8 s, H100; bench-h200.md, run 17),
+            # and graphs are captured without it anyway (cuda_capture.py).
+            torch.backends.cudnn.benchmark = False
         elif fp16:
             fp16 = False
             reason += "; float16 needs the GPU"
