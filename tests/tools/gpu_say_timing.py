@@ -1,7 +1,7 @@
 """Where a one-shot `voicedesk say` spends its time on CUDA: the engine's load, then each sentence as it finishes.
 
 Run on the GPU machine in a new process per setting (`gpu_sweep_run.sh`, SAY=1): cuDNN's autotuner on or off
-(AUTOTUNE=1/0) and CUDA graphs on or off (VOICEDESK_CUDA_GRAPHS). Prints one JSON line.
+(AUTOTUNE=1/0; unset: as the engine sets it) and CUDA graphs on or off (VOICEDESK_CUDA_GRAPHS). Prints one JSON line.
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ def main() -> None:
 
     pieces = phonemize(Path("resources/sample-texts.txt").read_text(encoding="utf-8"), "en")
     engine = Engine.load(device="cuda")
-    torch.backends.cudnn.benchmark = os.environ.get("AUTOTUNE", "1") == "1"
+    if "AUTOTUNE" in os.environ:  # else as the engine sets it
+        torch.backends.cudnn.benchmark = os.environ["AUTOTUNE"] == "1"
     loaded = time.perf_counter()
     style = engine.stock_voice("jm_kumo")
     done: list[float] = []
