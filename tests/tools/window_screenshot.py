@@ -69,7 +69,7 @@ def main() -> int:
         window.start_engine()
         wait_for(lambda: window.context.engine is not None and not window.context.busy, app, 600)
         window.prompt.import_file(prompt)
-        window.prompt.waveform.set_selection(0.25, window.prompt.waveform.duration - 0.2)
+        window.prompt.waveform.set_selection(0.1, window.prompt.waveform.duration - 0.2)
         wait_for(lambda: window.prompt.prompt is not None, app, 10)
         window.clone.name_edit.setText("anna")
         window.clone.steps = args.steps
