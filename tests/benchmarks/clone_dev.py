@@ -27,6 +27,7 @@ import os
 import re
 import sys
 import time
+from collections.abc import Iterator
 from dataclasses import asdict, replace
 from pathlib import Path
 from typing import Any
@@ -713,6 +714,17 @@ def paced_in_one_piece(model: Any, fitted: dict[str, Any], words: list[int], sai
     pitch = Pitch(**{**fitted["pitch"], "pace": voice_pace([speech], said_16k)})
     print(f"    pace in one piece {pitch.pace:.3f} (a sentence at a time {fitted['pitch']['pace']:.3f})", flush=True)
     return [speak(model, fitted["style"], h, pitch=pitch) for h in sentences]
+
+
+def seeded_fits(saved: Any, prefix: str) -> Iterator[tuple[str, str]]:
+    """(config, target) of each fit in a device run's saved results (`run_device`) whose config is named `prefix`
+    followed by a seed number."""
+    for key in saved.files:
+        parts = key.split("|")
+        if len(parts) == 4 and parts[0] == "fit" and parts[3] == "meta":
+            config, name = parts[1], parts[2]
+            if config.startswith(prefix) and config[len(prefix):].isdigit():
+                yield config, name
 
 
 def score_results(args: argparse.Namespace) -> None:

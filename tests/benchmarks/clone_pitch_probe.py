@@ -24,7 +24,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "desktop"))
 sys.path.insert(0, str(HERE))
 
-from clone_dev import Scorer, load_local, speak  # noqa: E402
+from clone_dev import Scorer, load_local, seeded_fits, speak  # noqa: E402
 
 
 def spoken(model: Any, styles: list[np.ndarray], held: list[list[int]], pitch: Any) -> list[np.ndarray]:
@@ -54,15 +54,9 @@ def main() -> None:
     for path in args.results:
         with np.load(path, allow_pickle=True) as saved:
             held = json.loads(str(saved["ids"]))["held_out"]
-            for key in saved.files:
-                parts = key.split("|")
-                if len(parts) != 4 or parts[0] != "fit" or parts[3] != "meta":
-                    continue
-                config, name = parts[1], parts[2]
-                if not (config.startswith(args.prefix) and config[len(args.prefix):].isdigit()):
-                    continue
+            for config, name in seeded_fits(saved, args.prefix):
                 rows = saved[f"fit|{config}|{name}|rows"]
-                fitted = Pitch(**json.loads(str(saved[key]))["pitch"])
+                fitted = Pitch(**json.loads(str(saved[f"fit|{config}|{name}|meta"]))["pitch"])
                 # One row per judged sentence: repeated, every sentence length picks it.
                 styles = [np.repeat(rows[k : k + 1], 510, axis=0) for k in range(len(held))]
                 as_fitted = spoken(model, styles, held, fitted)

@@ -21,7 +21,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1] / "desktop"))
 sys.path.insert(0, str(HERE))
 
-from clone_dev import cache_folder  # noqa: E402
+from clone_dev import cache_folder, seeded_fits  # noqa: E402
 from clone_devset import TARGETS, target  # noqa: E402
 
 COLUMNS = ("fitted~reference", "fitted~prompt", "own held-out~prompt", "prompt~reference")
@@ -50,13 +50,7 @@ def main() -> None:
     rows: dict[str, dict[str, list[float]]] = {name: {f"{e} {c}": [] for e in encoders for c in COLUMNS} for name in TARGETS}
     for path in args.results:
         with np.load(path, allow_pickle=True) as saved:
-            for key in saved.files:
-                parts = key.split("|")
-                if len(parts) != 4 or parts[0] != "fit" or parts[3] != "audio0":
-                    continue
-                config, name = parts[1], parts[2]
-                if not (config.startswith(args.prefix) and config[len(args.prefix):].isdigit()):
-                    continue
+            for config, name in seeded_fits(saved, args.prefix):
                 held = [resample(saved[f"fit|{config}|{name}|audio{i}"].astype(np.float32), 24000, 16000) for i in (0, 1)]
                 t = target(name, cache_folder())
                 for label, embed in encoders.items():
