@@ -13,7 +13,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from voicedesk.core.text.phonemize import LANGUAGES
+from voicedesk.core.languages import LANGUAGES
 
 
 def register(subparsers: Any) -> None:

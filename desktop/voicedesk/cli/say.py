@@ -14,7 +14,7 @@ from typing import Any
 
 from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
 from voicedesk.core.errors import InputError
-from voicedesk.core.text.phonemize import LANGUAGES
+from voicedesk.core.languages import LANGUAGES
 
 MAX_TEXT_BYTES = 1_000_000
 

@@ -6,7 +6,8 @@
 Dictionaries and ONNX sessions load on first use, not at import.
 """
 
-from voicedesk.core.text.phonemize import LANGUAGES, MAX_PHONEMES, PhonemeChunk, TextError, phonemize
+from voicedesk.core.languages import LANGUAGES
+from voicedesk.core.text.phonemize import MAX_PHONEMES, PhonemeChunk, TextError, phonemize
 from voicedesk.core.text.vocab import kokoro_vocab, phoneme_ids
 
 __all__ = [

@@ -10,13 +10,11 @@ from dataclasses import dataclass
 from typing import Protocol, cast
 
 from voicedesk.core.errors import InputError, ModelError
+from voicedesk.core.languages import LANGUAGES
 from voicedesk.core.text.cleanup import remove_invisible
 from voicedesk.core.text.sentences import halve, split_long, split_sentences
 from voicedesk.core.text.vocab import kokoro_vocab
 
-LANGUAGES: dict[str, str] = {
-    "en": "English", "en-gb": "British English", "ja": "Japanese", "zh": "Mandarin Chinese",
-}
 # Front-end module per language: `phonemize(text) -> (phonemes, notices)` and `MAX_CHARS`.
 _FRONT_ENDS = {"en": "english", "en-gb": "british", "ja": "japanese", "zh": "chinese"}
 MAX_PHONEMES = 400  # per chunk; leaves room under the model's 510 for pauses and boundary tokens
