@@ -23,11 +23,11 @@ import pytest
 
 from voicedesk.core.bench.prompt import read_wav
 from voicedesk.core.bench.run import NOT_ON_CPU, format_table
+from voicedesk.core.selftest import SAMPLE_WORDS  # what sample-prompt.flac says
 
 pytestmark = pytest.mark.slow
 
 BLOCKED = ("soundfile", "sounddevice", "PySide6")
-SAMPLE_WORDS = "The quick morning train left the station right on time."  # what sample-prompt.flac says
 RUN_WITHOUT = f"""
 import sys
 for name in {BLOCKED!r}:

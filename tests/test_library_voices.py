@@ -12,6 +12,7 @@ import pytest
 
 from tools.processes import kill_while_writing
 from voicedesk.core.engine.config import Pitch
+from voicedesk.core.engine.envelope import N_CEPSTRA, EnvelopeMap
 from voicedesk.core.errors import InputError
 from voicedesk.core.library import voicefile
 from voicedesk.core.library.names import check_name, suggest_name
@@ -76,6 +77,41 @@ def test_a_voices_pitch_survives_save_rename_and_export(tmp_path: Path) -> None:
         meta = json.loads(archive.read("meta.json"))
     assert meta["pitch"] == {"scale": 0.84, "spread": 0.5, "pace": 1.2} and meta["version"] == 3
     assert library.load("quick").pitch == Pitch(0.84, 0.5, 1.2)
+
+
+def test_a_voices_envelope_map_survives_export_and_a_damaged_one_is_reported(tmp_path: Path) -> None:
+    import io
+    import json
+    import zipfile
+
+    rng = np.random.default_rng(3)
+    n = N_CEPSTRA
+    mapping = EnvelopeMap(rng.standard_normal(n).astype(np.float32),
+                          (np.eye(n) + 0.05 * rng.standard_normal((n, n))).astype(np.float32))
+    library = VoiceLibrary(tmp_path / "lib")
+    library.save(replace(make_voice(), pitch=Pitch(0.9, 0.5, 1.1), envelope=mapping))
+    exported = library.export("anna", tmp_path / "anna.vdvoice")
+    with zipfile.ZipFile(exported) as archive:
+        assert json.loads(archive.read("meta.json"))["version"] == 4  # a VoiceDesk without maps refuses it
+    imported = VoiceLibrary(tmp_path / "other").import_file(exported)
+    assert imported.envelope is not None
+    assert np.array_equal(imported.envelope.to_array(), mapping.to_array()) and imported.pitch == Pitch(0.9, 0.5, 1.1)
+    assert library.load("anna").envelope is not None and make_voice().envelope is None
+    # A map that is not one: the file is reported and skipped, the others listed.
+    damaged = io.BytesIO()
+    with zipfile.ZipFile(exported) as source, zipfile.ZipFile(damaged, "w") as target:
+        for item in source.infolist():
+            data = source.read(item)
+            if item.filename == "envelope.npy":
+                buffer = io.BytesIO()
+                np.save(buffer, np.full((n + 1, n), np.inf, np.float32))
+                data = buffer.getvalue()
+            target.writestr(item, data)
+    (tmp_path / "lib" / "broken.vdvoice").write_bytes(damaged.getvalue())
+    scan = library.scan()
+    assert [voice.name for voice in scan.items] == ["anna"]
+    assert [problem.path.name for problem in scan.problems] == ["broken.vdvoice"]
+    assert "envelope map" in scan.problems[0].message
 
 
 def test_default_root_is_the_user_voices_folder(voicedesk_home: Path) -> None:

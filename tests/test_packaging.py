@@ -203,7 +203,7 @@ def test_self_test_from_source_passes_and_prints_its_summary(tmp_path: Path) -> 
     assert summary["device"] == "cpu"
     assert set(summary["timings_s"]) >= {"engine", "text", "prompt", "clone", "speak", "export", "window", "total"}
     assert all(summary["phonemes"][language] for language in ("en", "en-gb", "ja", "zh"))
-    assert summary["clone"]["steps"] == 1
+    assert summary["clone"]["steps"] == 1 and summary["clone"]["envelope_map"] is True  # the words were typed
     assert summary["gui"]["platform"] == "offscreen" and summary["gui"]["title"]
 
     import soundfile as sf

@@ -266,8 +266,12 @@ def cache_folder() -> Path:
 # -- shared by every mode ----------------------------------------------------------------------------
 
 
-def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: Pitch = NEUTRAL_PITCH) -> np.ndarray:
+def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: Pitch = NEUTRAL_PITCH,
+          envelope: Any = None) -> np.ndarray:
+    """24 kHz speech of `ids` by `style` at the voice's pitch and pace, its envelope reshaped by `envelope` if given."""
     import torch
+
+    from voicedesk.core.engine.envelope import apply
 
     row = torch.from_numpy(np.asarray(style[row_index(len(ids), len(style))], np.float32)).unsqueeze(0)
     row = row.to(next(model.parameters()).device)
@@ -275,7 +279,8 @@ def speak(model: Any, style: np.ndarray, ids: list[int], seed: int = 0, pitch: P
     gen = torch.Generator().manual_seed(seed)
     with torch.inference_mode():  # at the voice's pace, as the engine speaks it
         out = model.synthesize(tokens, row, pitch.pace, rng=None if row.device.type == "cuda" else gen, pitch=pitch)
-    return out.audio.float().cpu().numpy()
+    audio: np.ndarray = out.audio.float().cpu().numpy()
+    return apply(audio, envelope, 24000) if envelope is not None else audio
 
 
 def words_kind(config: str) -> str:
@@ -346,9 +351,10 @@ def basis(stock: dict[str, np.ndarray], accents: str = "") -> dict[str, np.ndarr
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
             config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None,
             pace_pairs: dict[str, Any] | None = None, said: dict[str, np.ndarray] | None = None,
-            accents: str = "") -> dict[str, Any]:
+            accents: str = "", plain_pairs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times.
     `pace_pairs` (a dict) receives each target's held-out speech at pace 1, where the voice has its own;
+    `plain_pairs` (a dict) its held-out speech without its envelope map, where it has one;
     `said`: per target, the stretch of its prompt the words are the words of (default: all of it)."""
     out: dict[str, Any] = {}
     for name, prompt in prompts.items():
@@ -361,11 +367,16 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
                 result = item
         assert result is not None
         seconds = time.perf_counter() - t0
-        audio = [speak(model, result.style, h, pitch=result.pitch) for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
+        audio = [speak(model, result.style, h, pitch=result.pitch, envelope=result.envelope)
+                 for h in [*ids["held_out"], *ids.get("wer_extra", [])]]
         if pace_pairs is not None and result.pitch.pace != 1.0:  # the same style at the model's own pace, for a paired score
             unpaced = replace(result.pitch, pace=1.0)
-            pace_pairs[name] = [speak(model, result.style, h, pitch=unpaced) for h in ids["held_out"]]
+            pace_pairs[name] = [speak(model, result.style, h, pitch=unpaced, envelope=result.envelope)
+                                for h in ids["held_out"]]
+        if plain_pairs is not None and result.envelope is not None:  # ... and without its envelope map
+            plain_pairs[name] = [speak(model, result.style, h, pitch=result.pitch) for h in ids["held_out"]]
         out[name] = {"style": result.style, "pitch": asdict(result.pitch), "audio": audio, "seconds": seconds, "steps": result.steps,
+                     "envelope": None if result.envelope is None else result.envelope.to_array(),
                      "start": result.start, "before": result.report.before, "after": result.report.after,
                      "ge2e_before": result.ge2e_before, "ge2e_after": result.ge2e_after}
         log(f"  {name:10s} {seconds:6.1f} s {result.steps:3d} steps  pitch x{result.pitch.scale:.3f} range x{result.pitch.spread:.2f}  start={_mix(result.start)}  "
@@ -525,8 +536,9 @@ def run_cpu(args: argparse.Namespace) -> None:
     settings = replace(CONFIGS[args.config], **({"steps": args.steps} if args.steps else {}),
                        **({"seconds": args.seconds} if args.seconds else {}))
     unpaced: dict[str, Any] = {}
+    plain: dict[str, Any] = {}
     fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings, pace_pairs=unpaced,
-                     said=said, accents=args.basis_accents)
+                     said=said, accents=args.basis_accents, plain_pairs=plain)
     stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
     scorer = Scorer()
     result = score(scorer, stock_audio, fitted)
@@ -534,6 +546,10 @@ def run_cpu(args: argparse.Namespace) -> None:
         result["at_pace_1"] = score(scorer, stock_audio, {n: {**r, "audio": unpaced.get(n, r["audio"])}
                                                           for n, r in fitted.items()}, with_wer=False)
         print_table("the same styles at pace 1", result["at_pace_1"])
+    if plain:  # the same voices without their envelope maps (sweep 44)
+        result["without_envelope"] = score(scorer, stock_audio, {n: {**r, "audio": plain.get(n, r["audio"])}
+                                                                 for n, r in fitted.items()}, with_wer=False)
+        print_table("the same voices without their envelope maps", result["without_envelope"])
     result.update(settings=asdict(settings), basis=sorted(basis(stock, args.basis_accents)), words=words_kind(args.config), device="cpu", threads=args.threads, torch=torch.__version__,
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print_table(f"CPU, {args.config}", result)
@@ -672,8 +688,9 @@ def run_device(args: argparse.Namespace) -> None:
     for index, name in enumerate(names):
         print(f"config {name} (words {words_kind(name)})", flush=True)
         unpaced: dict[str, Any] = {}
+        plain: dict[str, Any] = {}
         fitted = fit_all(model, stock, prompts_by_kind[prompt_kind(name)], ids, name, ge2e, judge,
-                         log=lambda s: print(s, flush=True), pace_pairs=unpaced,
+                         log=lambda s: print(s, flush=True), pace_pairs=unpaced, plain_pairs=plain,
                          said=said_by_kind[prompt_kind(name)] if whole(name) else None)
         for target_name, r in fitted.items():
             key = f"fit|{name}|{target_name}"
@@ -685,6 +702,11 @@ def run_device(args: argparse.Namespace) -> None:
             spoken = [*ids["held_out"], *ids["wer_extra"]]
             saved[f"{key}|rows"] = np.stack([r["style"][row_index(len(h), len(r["style"]))] for h in spoken])
             saved[f"{key}|meta"] = meta
+            if r["envelope"] is not None:  # ... its envelope map, and its speech without it as configuration NAME-plain
+                saved[f"{key}|envelope"] = r["envelope"]
+                for k, a in enumerate(plain[target_name]):
+                    saved[f"fit|{name}-plain|{target_name}|audio{k}"] = a.astype(np.float16)
+                saved[f"fit|{name}-plain|{target_name}|meta"] = meta
             if unpaced:  # the same styles at pace 1, scored as configuration NAME-pace1 (the pace's effect, paired)
                 for k, a in enumerate(unpaced.get(target_name, r["audio"][:2])):
                     saved[f"fit|{name}-pace1|{target_name}|audio{k}"] = a.astype(np.float16)

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
+from voicedesk.core.engine.envelope import EnvelopeMap
 from voicedesk.core.errors import InputError
 from voicedesk.core.languages import LANGUAGES
 
@@ -70,18 +71,18 @@ def check_output(path: Path) -> None:
         raise InputError(f"The folder {folder} does not exist; create it or choose another output path.")
 
 
-def resolve_voice(name: str) -> tuple[Any, str | None, Pitch]:
-    """(style [L, 256], the voice's language or None, its pitch) for a stock or saved voice name."""
+def resolve_voice(name: str) -> tuple[Any, str | None, Pitch, EnvelopeMap | None]:
+    """(style [L, 256], the voice's language or None, its pitch, its envelope map) for a stock or saved voice name."""
     from voicedesk.core.engine.voices import stock_voice, stock_voice_english, stock_voice_names
     from voicedesk.core.library import VoiceLibrary
 
     stock = stock_voice_names()
     if name in stock:
-        return stock_voice(name), stock_voice_english(name), NEUTRAL_PITCH
+        return stock_voice(name), stock_voice_english(name), NEUTRAL_PITCH, None
     library = VoiceLibrary(reserved_names=stock)
     if library.exists(name):
         saved = library.load(name)
-        return saved.style, saved.language, saved.pitch
+        return saved.style, saved.language, saved.pitch, saved.envelope
     known = ", ".join([*stock, *library.names()])
     raise InputError(
         f"There is no voice named {name!r}; choose one of: {known} (`voicedesk voices` lists them)."
@@ -97,7 +98,7 @@ def say(args: argparse.Namespace) -> int:
     text = read_text(args)
     check_output(args.output)
     check_speed(args.speed)
-    style, voice_language, pitch = resolve_voice(args.voice)
+    style, voice_language, pitch, envelope = resolve_voice(args.voice)
     language = args.language or voice_language or "en"
     # Reading the text first reports unspeakable input before the slower model load.
     pieces = phonemize(text, language)
@@ -106,7 +107,8 @@ def say(args: argparse.Namespace) -> int:
     engine = Engine.load(device=args.device)
     print(f"Speaking on {engine.device} ({engine.device_reason}).", file=sys.stderr)
     chunks = []
-    for chunk in engine.speak_chunks(pieces, style, speed=args.speed, seed=args.seed, pitch=pitch):
+    for chunk in engine.speak_chunks(pieces, style, speed=args.speed, seed=args.seed, pitch=pitch,
+                                   envelope=envelope):
         for notice in chunk.notices:
             print(f"Note: {notice}", file=sys.stderr)
         print(f"  {chunk.index + 1}/{chunk.total}: {chunk.text}", file=sys.stderr)

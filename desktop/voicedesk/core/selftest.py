@@ -28,6 +28,7 @@ import voicedesk
 from voicedesk.core import paths
 
 SAMPLE_PROMPT = "sample-prompt.flac"
+SAMPLE_WORDS = "The quick morning train left the station right on time."  # what it says: typed, as a user may
 SENTENCE = "VoiceDesk works: this sentence was spoken in a voice cloned a moment ago."
 # One short line per language front end: each loads that front end's dictionaries and models.
 TEXT_SAMPLES = {"en": "Hello there.", "en-gb": "Hello there.", "ja": "こんにちは。", "zh": "你好。"}
@@ -109,7 +110,7 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
 
     with run.step("clone"):
         from voicedesk.core.clone import stock_profile
-        from voicedesk.core.clone.fit import CHECK_TEXT, FitSettings, fit_voice, run_to_end
+        from voicedesk.core.clone.fit import CHECK_TEXT, FitSettings, fit_voice, run_to_end, transcript_ids
 
         fit = run_to_end(
             fit_voice(
@@ -119,6 +120,7 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
                 # No wall-time budget: a slow machine must still run the steps (and their backward pass).
                 settings=FitSettings(steps=settings.steps, check_every=settings.steps, seconds=math.inf),
                 stock_profile=stock_profile.current(engine, CHECK_TEXT),
+                prompt_ids=transcript_ids(SAMPLE_WORDS, "en", float(prompt.duration)),
             )
         )
         if fit.steps < 1:
@@ -132,12 +134,14 @@ def run_self_test(settings: SelfTestSettings, report: Callable[[str], None] = la
             # The stock voice the judge hears closest to the prompt (None: the stock voices' profile is missing).
             "closest_stock": fit.report.stock_voice or None,
             "start": {name: round(weight, 3) for name, weight in fit.start.items()},
+            "pace": round(fit.pitch.pace, 3),
+            "envelope_map": fit.envelope is not None,  # learned from the voice's speech of the words
         }
 
     with run.step("speak"):
         from voicedesk.core.engine import join_chunks
 
-        audio = join_chunks(engine.synthesize(SENTENCE, fit.style, seed=0, pitch=fit.pitch))
+        audio = join_chunks(engine.synthesize(SENTENCE, fit.style, seed=0, pitch=fit.pitch, envelope=fit.envelope))
         seconds = audio.size / engine.sample_rate
         peak = float(np.max(np.abs(audio))) if audio.size else 0.0
         if not np.all(np.isfinite(audio)):

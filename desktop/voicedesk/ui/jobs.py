@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
+from voicedesk.core.engine.envelope import EnvelopeMap
 
 LOADING_ENGINE = "Loading voice engine…"
 
@@ -161,14 +162,14 @@ class SpeakRequest:
         return {"language": self.language, "speed": self.speed, "seed": self.seed}
 
 
-def voice_style(engine: Any, name: str, saved: bool) -> tuple[Any, Pitch]:
-    """(style, pitch) of a stock or saved voice."""
+def voice_style(engine: Any, name: str, saved: bool) -> tuple[Any, Pitch, EnvelopeMap | None]:
+    """(style, pitch, envelope map) of a stock or saved voice."""
     if not saved:
-        return engine.stock_voice(name), NEUTRAL_PITCH
+        return engine.stock_voice(name), NEUTRAL_PITCH, None
     from voicedesk.core.library.voices import VoiceLibrary
 
     voice = VoiceLibrary().load(name)
-    return voice.style, voice.pitch
+    return voice.style, voice.pitch, voice.envelope
 
 
 def speak(engine: Any, request: SpeakRequest) -> Generator[Any, None, Any]:
@@ -176,9 +177,9 @@ def speak(engine: Any, request: SpeakRequest) -> Generator[Any, None, Any]:
     from voicedesk.core.engine import join_chunks
     from voicedesk.core.library.takes import TakeHistory
 
-    style, pitch = voice_style(engine, request.voice, request.saved_voice)
+    style, pitch, envelope = voice_style(engine, request.voice, request.saved_voice)
     chunks = []
-    stream = engine.synthesize(request.text, style, request.language, request.speed, request.seed, pitch)
+    stream = engine.synthesize(request.text, style, request.language, request.speed, request.seed, pitch, envelope)
     with _closing(stream):
         for chunk in stream:
             chunks.append(chunk)

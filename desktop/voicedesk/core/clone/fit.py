@@ -33,6 +33,9 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   (`voice_pace`): Kokoro says the development voices' sentences 1.0-1.3x slower than they do. The words
   are spoken a sentence at a time, as the engine speaks a text (`sentence_ids`), and the prompt's pauses
   between its sentences are left out.
+- With the words, the voice's speech of them and the prompt also give the voice an envelope map
+  (`engine/envelope.py`): its spectral envelope's movement brought to the speaker's, applied after
+  synthesis (gap closed 0.49 → 0.63 on the development voices: clone-dev.md, sweep 44).
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
@@ -56,7 +59,9 @@ from voicedesk.core.clone.judge import HOP, Judge, loud_frames, trim_edges
 from voicedesk.core.clone.pitch import log_spread, median_pitch, voiced_log_f0
 from voicedesk.core.clone.report import QualityReport
 from voicedesk.core.clone.stock_profile import nearest as nearest_stock
+from voicedesk.core.engine import envelope as envelope_map
 from voicedesk.core.engine.config import NEUTRAL_PITCH, SCALE_RANGE, SPREAD_RANGE, Pitch
+from voicedesk.core.engine.envelope import EnvelopeMap
 from voicedesk.core.errors import InputError
 
 if TYPE_CHECKING:
@@ -142,6 +147,9 @@ class FitSettings:
     # against how long the prompt takes), so that it speaks at the speaker's rate, not the model's.
     match_pace: bool = True
     pace_by_sentence: bool = True  # ... measured a sentence at a time, the pauses between them left out (sweep 29)
+    # With the prompt's words: learn the voice's envelope map from its speech of them and the prompt (envelope.py;
+    # judge similarity +0.055 over four paired H100 seeds' fits, clone-dev.md, sweep 44).
+    envelope: bool = True
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
     # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in
     # a 2-core CPU's minute a check costs most of a step and patience never ends the fit; without them 11 steps
@@ -185,6 +193,7 @@ class FitResult:
     ge2e_after: float
     prompt_pitch_hz: float | None
     pitch: Pitch = NEUTRAL_PITCH  # how the voice shapes F0 (scale and intonation range), and its pace
+    envelope: EnvelopeMap | None = None  # how its speech's envelope is reshaped after synthesis (None: as spoken)
 
 
 def _joined(parts: Sequence[_Sentence]) -> _Sentence:
@@ -669,15 +678,24 @@ def fit_voice(
             def fitted_row(sentence: _Sentence) -> torch.Tensor:
                 return torch.from_numpy(fitted[row_index(sentence.n_phonemes, len(fitted))]).unsqueeze(0).to(device)
 
-            if said and cfg.match_pace:
+            reshaping = None
+            if said and (cfg.match_pace or cfg.envelope):
                 pieces = ([_sentence(ids, device) for ids in sentence_ids(said.ids[0, 1:-1].tolist())]
                           if cfg.pace_by_sentence else [said])
                 spoken = [speak(fitted_row(piece), piece, graphed=True)[0] for piece in pieces]
-                pitch = replace(pitch, pace=voice_pace(spoken, said_part))
+                if cfg.match_pace:
+                    pitch = replace(pitch, pace=voice_pace(spoken, said_part))
+                if cfg.envelope:
+                    if pitch.pace != 1.0:  # learned from the words at the voice's pace, as it will speak (sweep 44)
+                        spoken = [speak(fitted_row(piece), piece, graphed=True, speed=pitch.pace)[0] for piece in pieces]
+                    reshaping = envelope_map.learn([s.float().cpu().numpy() for s in spoken], said_part, 16000)
             prompt_vec = judge.embed(prompt)
             after_wav, _ = speak(fitted_row(check), check, graphed=True, speed=pitch.pace)
+            after_np = after_wav.float().cpu().numpy()
+            if reshaping is not None:  # the report judges what the saved voice will say
+                after_np = envelope_map.apply(after_np, reshaping, 16000)
             before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
-            after = judge.similarity(judge.embed(after_wav.cpu().numpy()), prompt_vec)
+            after = judge.similarity(judge.embed(after_np), prompt_vec)
             closest = nearest_stock(stock_profile or {}, prompt_vec)
     yield FitResult(
         style=fitted,
@@ -689,6 +707,7 @@ def fit_voice(
         ge2e_after=ge2e_after,
         prompt_pitch_hz=prompt_pitch,
         pitch=pitch,
+        envelope=reshaping,
     )
 
 

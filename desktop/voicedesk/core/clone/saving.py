@@ -19,6 +19,7 @@ def saved_voice(name: str, result: FitResult, prompt: Any, language: str = "en",
         language=language,
         transcript=transcript.strip(),
         pitch=result.pitch,
+        envelope=result.envelope,
         scores={
             "similarity_before": round(result.report.before, 4),
             "similarity_after": round(result.report.after, 4),

@@ -22,6 +22,8 @@ import numpy.typing as npt
 
 from voicedesk.core.engine import voices
 from voicedesk.core.engine.config import MAX_PHONEMES, NEUTRAL_PITCH, SAMPLE_RATE, Pitch
+from voicedesk.core.engine.envelope import EnvelopeMap
+from voicedesk.core.engine.envelope import apply as apply_envelope
 from voicedesk.core.engine.voices import Style
 from voicedesk.core.errors import InputError, ModelError
 
@@ -211,12 +213,14 @@ class Engine:
         speed: float = 1.0,
         seed: int | None = None,
         pitch: Pitch = NEUTRAL_PITCH,
+        envelope: EnvelopeMap | None = None,
     ) -> Iterator[SpeechChunk]:
         """Yield one chunk per sentence chunk of `text` as soon as it is ready (stop iterating to cancel).
-        `pitch` shapes the voice's F0 (a cloned voice's own; stock voices speak as predicted)."""
+        `pitch` shapes the voice's F0 and `envelope` its spectral envelope (a cloned voice's own; stock
+        voices speak as predicted)."""
         from voicedesk.core.text import phonemize
 
-        return self.speak_chunks(phonemize(text, language), style, speed, seed, pitch)
+        return self.speak_chunks(phonemize(text, language), style, speed, seed, pitch, envelope)
 
     def speak_chunks(
         self,
@@ -225,26 +229,37 @@ class Engine:
         speed: float = 1.0,
         seed: int | None = None,
         pitch: Pitch = NEUTRAL_PITCH,
+        envelope: EnvelopeMap | None = None,
     ) -> Iterator[SpeechChunk]:
         """Like `synthesize`, for text already split and phonemized by `voicedesk.core.text.phonemize`."""
         style = voices.as_style(style)
         pitch = pitch.checked()
         random = _Random(seed)
         for index, chunk in enumerate(chunks):
-            audio, notices = self._speak(chunk.phonemes, style, speed, random, pitch)
+            audio, notices = self._speak(chunk.phonemes, style, speed, random, pitch, envelope)
             yield SpeechChunk(
                 audio, chunk.text, chunk.phonemes, index, len(chunks), (*chunk.notices, *notices)
             )
 
     def synthesize_phonemes(
-        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None, pitch: Pitch = NEUTRAL_PITCH
+        self, phonemes: str, style: Style, speed: float = 1.0, seed: int | None = None, pitch: Pitch = NEUTRAL_PITCH,
+        envelope: EnvelopeMap | None = None,
     ) -> Audio:
         """Audio for one chunk of Kokoro phonemes (at most MAX_PHONEMES symbols)."""
         pitch = pitch.checked()
-        audio, _ = self._speak(phonemes, voices.as_style(style), speed, _Random(seed), pitch)
+        audio, _ = self._speak(phonemes, voices.as_style(style), speed, _Random(seed), pitch, envelope)
         return audio
 
     def _speak(
+        self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch, envelope: EnvelopeMap | None
+    ) -> tuple[Audio, tuple[str, ...]]:
+        """Audio and notices for one chunk, its envelope reshaped by `envelope` if given."""
+        audio, notices = self._speak_raw(phonemes, style, speed, random, pitch)
+        if envelope is not None:  # on the CPU: a few milliseconds a sentence, and no GPU memory
+            audio = apply_envelope(audio, envelope, SAMPLE_RATE)
+        return audio, notices
+
+    def _speak_raw(
         self, phonemes: str, style: Style, speed: float, random: _Random, pitch: Pitch
     ) -> tuple[Audio, tuple[str, ...]]:
         """Audio and notices for one chunk. Out of GPU memory, the chunk is spoken again in two shorter

@@ -2,7 +2,8 @@
 
 Members: `meta.json` (format, version, name, language, created, scores, the transcript of the
 prompt when there is one, and the voice's pitch when it is not neutral), `style.npy` (float32
-`[L, 256]`, loaded with pickles disabled) and `prompt.flac` (the normalised prompt). Decoding treats
+`[L, 256]`, loaded with pickles disabled), `prompt.flac` (the normalised prompt) and, for a voice that has
+one, `envelope.npy` (its envelope map, `engine/envelope.py`). Decoding treats
 the bytes as hostile: sizes are checked before anything is inflated, every field is validated, and any
 failure becomes one `CorruptVoiceFile` error naming the file.
 """
@@ -22,6 +23,7 @@ import numpy as np
 import numpy.typing as npt
 
 from voicedesk.core.engine.config import NEUTRAL_PITCH, Pitch
+from voicedesk.core.engine.envelope import EnvelopeMap
 from voicedesk.core.errors import InputError
 from voicedesk.core.library.names import check_name
 
@@ -29,7 +31,8 @@ FORMAT = "voicedesk-voice"
 # Version 2 adds "pitch" ({"scale", "spread"}), version 3 its "pace". A voice with a neutral pitch is
 # still written as version 1, which every VoiceDesk reads; one with its own pitch is version 2 (3 with a
 # pace of its own), which an older VoiceDesk refuses rather than speaking it at the wrong pitch or pace.
-VERSION = 3
+# Version 4 adds `envelope.npy`: a voice with an envelope map is version 4.
+VERSION = 4
 SUFFIX = ".vdvoice"
 STYLE_WIDTH = 256
 MAX_STYLE_ROWS = 512
@@ -40,6 +43,7 @@ _MEMBER_LIMITS = {
     "meta.json": 64 * 1024,
     "style.npy": MAX_STYLE_ROWS * STYLE_WIDTH * 4 + 4096,
     "prompt.flac": 16 * 1024 * 1024,
+    "envelope.npy": 64 * 1024,
 }
 
 FloatArray = npt.NDArray[np.float32]
@@ -63,6 +67,7 @@ class SavedVoice:
     prompt_rate: int = 24000
     transcript: str = ""  # what the prompt says, when the user gave it
     pitch: Pitch = NEUTRAL_PITCH  # how this voice shapes F0 (the fit sets it from the prompt's pitch)
+    envelope: EnvelopeMap | None = None  # how its speech's envelope is reshaped (the fit learns it with the words)
 
 
 def check_style(style: npt.ArrayLike) -> FloatArray:
@@ -97,8 +102,9 @@ def check_voice(voice: SavedVoice) -> SavedVoice:
         raise InputError(f"The transcript must be text of at most {MAX_TRANSCRIPT_CHARS} characters.")
     if not isinstance(voice.pitch, Pitch):
         raise InputError("The voice's pitch must give a scale, a spread and a pace.")
+    envelope = None if voice.envelope is None else EnvelopeMap.from_array(voice.envelope.to_array())
     return SavedVoice(voice.name, style, audio, voice.language, voice.created, scores, int(voice.prompt_rate),
-                      voice.transcript, voice.pitch.checked())
+                      voice.transcript, voice.pitch.checked(), envelope)
 
 
 def _check_created(value: object) -> None:
@@ -131,7 +137,7 @@ def encode(voice: SavedVoice) -> bytes:
     voice = check_voice(voice)
     meta = {
         "format": FORMAT,
-        "version": 1 if voice.pitch == NEUTRAL_PITCH else 2 if voice.pitch.pace == 1.0 else VERSION,
+        "version": _version(voice),
         "name": voice.name,
         "language": voice.language,
         "created": voice.created,
@@ -153,7 +159,20 @@ def encode(voice: SavedVoice) -> bytes:
         archive.writestr("meta.json", json.dumps(meta, indent=2, ensure_ascii=False), zipfile.ZIP_DEFLATED)
         archive.writestr("style.npy", style_bytes.getvalue(), zipfile.ZIP_DEFLATED)
         archive.writestr("prompt.flac", flac.getvalue(), zipfile.ZIP_STORED)
+        if voice.envelope is not None:
+            envelope_bytes = io.BytesIO()
+            np.save(envelope_bytes, voice.envelope.to_array(), allow_pickle=False)
+            archive.writestr("envelope.npy", envelope_bytes.getvalue(), zipfile.ZIP_DEFLATED)
     return out.getvalue()
+
+
+def _version(voice: SavedVoice) -> int:
+    """The oldest format that holds everything the voice has (older VoiceDesks read the voices they can speak)."""
+    if voice.envelope is not None:
+        return 4
+    if voice.pitch == NEUTRAL_PITCH:
+        return 1
+    return 2 if voice.pitch.pace == 1.0 else 3
 
 
 def decode(data: bytes, source: str) -> SavedVoice:
@@ -216,6 +235,7 @@ def _decode(data: bytes) -> SavedVoice:
         meta: Any = json.loads(_member(archive, "meta.json").decode("utf-8"))
         style_bytes = _member(archive, "style.npy")
         flac_bytes = _member(archive, "prompt.flac")
+        envelope_bytes = _member(archive, "envelope.npy") if "envelope.npy" in archive.namelist() else None
     if not isinstance(meta, dict) or meta.get("format") != FORMAT:
         raise InputError("its meta.json does not describe a VoiceDesk voice")
     version = meta.get("version")
@@ -236,5 +256,9 @@ def _decode(data: bytes) -> SavedVoice:
     pitch = meta.get("pitch", {})
     if not isinstance(pitch, dict) or set(pitch) - {"scale", "spread", "pace"}:
         raise InputError("its pitch is not a scale, a spread and a pace")
+    envelope = None
+    if envelope_bytes is not None:
+        envelope = EnvelopeMap.from_array(np.load(io.BytesIO(envelope_bytes), allow_pickle=False))
     return check_voice(SavedVoice(name, style, audio, language, created, meta.get("scores", {}), rate, transcript,
-                                  Pitch(pitch.get("scale", 1.0), pitch.get("spread", 1.0), pitch.get("pace", 1.0))))
+                                  Pitch(pitch.get("scale", 1.0), pitch.get("spread", 1.0), pitch.get("pace", 1.0)),
+                                  envelope))
