@@ -35,7 +35,7 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   between its sentences are left out.
 - With the words, the voice's speech of them and the prompt also give the voice an envelope map
   (`engine/envelope.py`): its spectral envelope's movement brought to the speaker's, applied after
-  synthesis (gap closed 0.49 → 0.63 on the development voices: clone-dev.md, sweep 44).
+  synthesis (gap closed 0.49 → 0.59 and 0.53 → 0.61 on two paired CPU seeds: clone-dev.md, sweep 44).
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
@@ -148,7 +148,7 @@ class FitSettings:
     match_pace: bool = True
     pace_by_sentence: bool = True  # ... measured a sentence at a time, the pauses between them left out (sweep 29)
     # With the prompt's words: learn the voice's envelope map from its speech of them and the prompt (envelope.py;
-    # judge similarity +0.055 over four paired H100 seeds' fits, clone-dev.md, sweep 44).
+    # judge similarity +0.035 / +0.030 on two paired CPU seeds, +0.055 over four H100 seeds' fits; clone-dev.md, sweep 44).
     envelope: bool = True
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
     # 0: only the last state. None: every CUDA_CHECK_EVERY steps on CUDA, 0 on the CPU (clone-dev.md, sweep 20: in

@@ -7,8 +7,9 @@ from sound to sound. The map whitens the voice's cepstra with its own covariance
 prompt's, about the voice's own mean (the average envelope is the fit's to set; moving it too lost on a
 real speaker). Kokoro's envelopes move less than most speakers' do: the classic "global variance" a
 synthesiser under-produces. Applied after synthesis, each frame's STFT magnitude is scaled by its envelope's
-change; pitch, phase and timing stay. On the development voices the judge's similarity rose by 0.055 and the
-gap closed from 0.49 to 0.63 (docs/benchmarks/clone-dev.md, sweep 44).
+change; pitch, phase and timing stay. On the development voices, the same fits with and without it: gap closed
+0.49 → 0.59 and 0.53 → 0.61 on a 2-core CPU (two seeds), 0.49 → 0.63 over four H100 seeds' fits
+(docs/benchmarks/clone-dev.md, sweep 44).
 """
 
 from __future__ import annotations
