@@ -253,6 +253,8 @@ CONFIGS: dict[str, FitSettings] = {
     # copies in sweep 38. (Sweeps 36-38's other arms ran from commit 67864eb, sweep 39 from 1c0aee2,
     # sweep 43 from 3306a4f.)
     **{f"s35-tv{n}-typed-seed{k}": FitSettings(seconds=600, seed=k, target_views=n) for n in (0, 8, 32) for k in range(4)},
+    # Sweep 44: no words (the envelope map learned from the check sentence).
+    **{f"s44-nowords-seed{k}": FitSettings(seconds=600, seed=k) for k in range(4)},
     # Sweep 40: a weaker pull of the timbre delta toward zero (shipped 0.01).
     **{f"s40-reg0.003-typed-seed{k}": FitSettings(seconds=600, seed=k, reg_weight=0.003) for k in range(4)},
 }

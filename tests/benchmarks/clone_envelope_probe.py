@@ -116,6 +116,22 @@ def learn(kind: str, said: np.ndarray, prompt: np.ndarray) -> Mapping:
         power = float(kind.removeprefix("meanvar") or 1.0)
         ratio = (prompt.std(0) / said.std(0)) ** power
         return lambda c: mu_y + ratio * (c - mu_x)
+    if kind.startswith("covmod"):
+        # The shipped covariance map, then each coefficient's fast movement (what a 5-frame moving average leaves)
+        # scaled to the prompt's: how quickly the envelope moves, not only how far ("covmod0.5": half way)
+        power = float(kind.removeprefix("covmod") or 1.0)
+        base = learn("cov0.1m0", said, prompt)
+
+        def fast(c: np.ndarray) -> np.ndarray:
+            return c - smooth(c, 5)
+
+        ratio = (fast(prompt).std(0) / fast(base(said)).std(0)) ** power
+
+        def with_pace(c: np.ndarray) -> np.ndarray:
+            mapped = base(c)
+            return mapped + (ratio - 1) * fast(mapped)
+
+        return with_pace
     if kind.startswith("cov"):
         # Whitened with the clone's covariance, coloured with the prompt's (each shrunk toward its diagonal);
         # "cov0.1m0.5": shrink 0.1, the mean moved half way; "s0.7": the whole change scaled
@@ -232,9 +248,11 @@ def main() -> None:
 
                         # "product16": learned at 16 kHz; "product24p1": from the words spoken at the model's pace
                         spec = kind.removeprefix("product")
-                        rate = int(spec.split("p")[0] or 24) * 1000
+                        rate = int(spec.split("p")[0].removesuffix("check") or 24) * 1000
                         voice = said if "p1" not in spec else speak(model, np.repeat(rows[0:1], 510, axis=0), words, 0,
                                                                     replace(pitch, pace=1.0))
+                        if "check" in spec:  # without the words: from the voice's check sentence (other words)
+                            voice, rate = check, RATE
                         sources = (voice, prompt) if rate == RATE else (resample(voice, RATE, rate), scorer.targets[name].prompt_16k)
                         learned = product.learn([sources[0]], sources[1], rate)
                         assert learned is not None

@@ -33,9 +33,9 @@ How (each choice measured on the development voices, docs/benchmarks/clone-dev.m
   (`voice_pace`): Kokoro says the development voices' sentences 1.0-1.3x slower than they do. The words
   are spoken a sentence at a time, as the engine speaks a text (`sentence_ids`), and the prompt's pauses
   between its sentences are left out.
-- With the words, the voice's speech of them and the prompt also give the voice an envelope map
-  (`engine/envelope.py`): its spectral envelope's movement brought to the speaker's, applied after
-  synthesis (gap closed 0.49 → 0.59 and 0.53 → 0.61 on two paired CPU seeds: clone-dev.md, sweep 44).
+- The voice's speech of the words (without them, of the check sentence) and the prompt also give the voice
+  an envelope map (`engine/envelope.py`): its spectral envelope's movement brought to the speaker's, applied
+  after synthesis (gap closed 0.49 → 0.59 and 0.53 → 0.61 on two paired CPU seeds: clone-dev.md, sweep 44).
 - The independent judge scores the start and the result against the prompt for the report.
 
 `fit_voice` is a generator: it yields `FitProgress` after each step and a `FitResult` last. Closing
@@ -147,7 +147,8 @@ class FitSettings:
     # against how long the prompt takes), so that it speaks at the speaker's rate, not the model's.
     match_pace: bool = True
     pace_by_sentence: bool = True  # ... measured a sentence at a time, the pauses between them left out (sweep 29)
-    # With the prompt's words: learn the voice's envelope map from its speech of them and the prompt (envelope.py;
+    # Learn the voice's envelope map from its speech of the prompt's words and the prompt (without the words, from its
+    # speech of the check sentence: as good on the fits measured; envelope.py;
     # judge similarity +0.035 / +0.030 on two paired CPU seeds, +0.055 over four H100 seeds' fits; clone-dev.md, sweep 44).
     envelope: bool = True
     # Check the voice on the check sentence every this many steps (early stopping, and the best state kept);
@@ -692,6 +693,8 @@ def fit_voice(
             prompt_vec = judge.embed(prompt)
             after_wav, _ = speak(fitted_row(check), check, graphed=True, speed=pitch.pace)
             after_np = after_wav.float().cpu().numpy()
+            if cfg.envelope and reshaping is None:  # no words: from the check sentence, as well (sweep 44)
+                reshaping = envelope_map.learn([after_np], prompt, 16000)
             if reshaping is not None:  # the report judges what the saved voice will say
                 after_np = envelope_map.apply(after_np, reshaping, 16000)
             before = judge.similarity(judge.embed(start_wav.cpu().numpy()), prompt_vec)
