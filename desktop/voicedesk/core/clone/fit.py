@@ -626,6 +626,8 @@ def fit_voice(
         # passes (the same passes as a check) and the judge, with margin. Timed apart from the steps, so
         # that a step that also checked does not make every later step look slower.
         report_s = check_s + 0.5
+        if said and cfg.envelope and cfg.match_pace:  # the words once more, at the voice's pace, for its envelope map
+            report_s += check_s - sentence_s
         # Only checks inside the loop can make a candidate that the last check must be ranked against.
         last_check_s = check_s if check_every else sentence_s
         finish_s = last_check_s + report_s
