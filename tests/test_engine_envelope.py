@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from voicedesk.core.engine import envelope
-from voicedesk.core.engine.envelope import N_CEPSTRA, EnvelopeMap
+from voicedesk.core.engine.envelope import N_CEPSTRA, QUANTILES, EnvelopeMap
 from voicedesk.core.errors import InputError
 
 pytestmark = pytest.mark.slow
@@ -54,6 +54,29 @@ def test_the_map_brings_the_voices_envelope_movement_to_the_speakers(speech: dic
     assert other.shape == voice[1].shape and not np.allclose(other, voice[1], atol=1e-3)
 
 
+def test_the_map_matches_the_shape_of_each_coefficients_distribution_not_only_its_spread(
+        speech: dict[str, list[np.ndarray]]) -> None:
+    voice, speaker = speech["af_heart"][0], speech["am_adam"][0]
+    mapping = envelope.learn([voice], speaker, RATE)
+    assert mapping is not None and mapping.voice_knots is not None
+    linear = EnvelopeMap(mapping.centre, mapping.whiten, mapping.colour)  # the same map without the quantiles
+
+    def shape_distance(audio: np.ndarray) -> float:
+        """Mean distance of the whitened coefficients' quantiles from the speaker's (scale-free: a shape)."""
+        def whitened_quantiles(frames: np.ndarray) -> np.ndarray:
+            z = (frames - frames.mean(0)) / frames.std(0)
+            return np.quantile(z, np.linspace(0.05, 0.95, 19), axis=0)
+
+        return float(np.abs(whitened_quantiles(envelope.speech_cepstra(audio, RATE))
+                            - whitened_quantiles(envelope.speech_cepstra(speaker, RATE))).mean())
+
+    shaped, straight = envelope.apply(voice, mapping, RATE), envelope.apply(voice, linear, RATE)
+    assert shape_distance(shaped) < 0.9 * shape_distance(straight)
+    # Stored and read back whole (a voice file's envelope.npy)
+    again = EnvelopeMap.from_array(mapping.to_array())
+    assert again.voice_knots is not None and np.array_equal(envelope.apply(voice, again, RATE), shaped)
+
+
 def test_too_little_speech_learns_no_map(speech: dict[str, list[np.ndarray]]) -> None:
     audio = speech["af_heart"][0]
     assert envelope.learn([audio[: RATE // 4]], audio, RATE) is None
@@ -66,6 +89,14 @@ def test_a_damaged_map_is_refused() -> None:
     for bad in (np.zeros((3, 3)), np.full((N_CEPSTRA + 1, N_CEPSTRA), np.nan), 1e6 * good.to_array()):
         with pytest.raises(InputError):
             EnvelopeMap.from_array(bad)
+    knots = np.tile(np.linspace(-2, 2, QUANTILES)[:, None], (1, N_CEPSTRA)).astype(np.float32)
+    eye = np.eye(N_CEPSTRA, dtype=np.float32)
+    whole = EnvelopeMap(np.zeros(N_CEPSTRA, np.float32), eye, eye, knots, 1.5 * knots).to_array()
+    assert EnvelopeMap.from_array(whole).speaker_knots is not None
+    unordered = whole.copy()
+    unordered[-1], unordered[-2] = whole[-2], whole[-1]  # the speaker's top two quantiles swapped
+    with pytest.raises(InputError, match="not in order"):
+        EnvelopeMap.from_array(unordered)
 
 
 def test_the_engine_speaks_a_voice_with_its_map(cpu_engine: Any, speech: dict[str, list[np.ndarray]]) -> None:

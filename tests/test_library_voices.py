@@ -12,7 +12,7 @@ import pytest
 
 from tools.processes import kill_while_writing
 from voicedesk.core.engine.config import Pitch
-from voicedesk.core.engine.envelope import N_CEPSTRA, EnvelopeMap
+from voicedesk.core.engine.envelope import N_CEPSTRA, QUANTILES, EnvelopeMap
 from voicedesk.core.errors import InputError
 from voicedesk.core.library import voicefile
 from voicedesk.core.library.names import check_name, suggest_name
@@ -86,13 +86,20 @@ def test_a_voices_envelope_map_survives_export_and_a_damaged_one_is_reported(tmp
 
     rng = np.random.default_rng(3)
     n = N_CEPSTRA
+    knots = np.sort(rng.standard_normal((2, QUANTILES, n)), axis=1).astype(np.float32)
     mapping = EnvelopeMap(rng.standard_normal(n).astype(np.float32),
-                          (np.eye(n) + 0.05 * rng.standard_normal((n, n))).astype(np.float32))
+                          (np.eye(n) + 0.05 * rng.standard_normal((n, n))).astype(np.float32),
+                          (np.eye(n) + 0.05 * rng.standard_normal((n, n))).astype(np.float32), knots[0], knots[1])
     library = VoiceLibrary(tmp_path / "lib")
     library.save(replace(make_voice(), pitch=Pitch(0.9, 0.5, 1.1), envelope=mapping))
     exported = library.export("anna", tmp_path / "anna.vdvoice")
     with zipfile.ZipFile(exported) as archive:
-        assert json.loads(archive.read("meta.json"))["version"] == 4  # a VoiceDesk without maps refuses it
+        assert json.loads(archive.read("meta.json"))["version"] == 5  # a VoiceDesk without such maps refuses it
+    # A linear map (the quantiles left out) is still written in format 4, which VoiceDesks since the maps read
+    linear = VoiceLibrary(tmp_path / "linear")
+    linear.save(replace(make_voice(name="bea"), envelope=EnvelopeMap(mapping.centre, mapping.transform)))
+    with zipfile.ZipFile(linear.export("bea", tmp_path / "bea.vdvoice")) as archive:
+        assert json.loads(archive.read("meta.json"))["version"] == 4
     imported = VoiceLibrary(tmp_path / "other").import_file(exported)
     assert imported.envelope is not None
     assert np.array_equal(imported.envelope.to_array(), mapping.to_array()) and imported.pitch == Pitch(0.9, 0.5, 1.1)

@@ -353,10 +353,12 @@ def basis(stock: dict[str, np.ndarray], accents: str = "") -> dict[str, np.ndarr
 def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndarray], ids: dict[str, Any],
             config: str, ge2e: Any, judge: Any, log: Any = print, settings: FitSettings | None = None,
             pace_pairs: dict[str, Any] | None = None, said: dict[str, np.ndarray] | None = None,
-            accents: str = "", plain_pairs: dict[str, Any] | None = None) -> dict[str, Any]:
+            accents: str = "", plain_pairs: dict[str, Any] | None = None,
+            linear_pairs: dict[str, Any] | None = None) -> dict[str, Any]:
     """Fit every target; return styles, the fitted voices' held-out speech (24 kHz) and times.
     `pace_pairs` (a dict) receives each target's held-out speech at pace 1, where the voice has its own;
     `plain_pairs` (a dict) its held-out speech without its envelope map, where it has one;
+    `linear_pairs` (a dict) with the map's linear part alone, where it also matches the distributions' shapes;
     `said`: per target, the stretch of its prompt the words are the words of (default: all of it)."""
     out: dict[str, Any] = {}
     for name, prompt in prompts.items():
@@ -377,6 +379,11 @@ def fit_all(model: Any, stock: dict[str, np.ndarray], prompts: dict[str, np.ndar
                                 for h in ids["held_out"]]
         if plain_pairs is not None and result.envelope is not None:  # ... and without its envelope map
             plain_pairs[name] = [speak(model, result.style, h, pitch=result.pitch) for h in ids["held_out"]]
+            if linear_pairs is not None and result.envelope.voice_knots is not None:  # (sweep 45)
+                from voicedesk.core.engine.envelope import EnvelopeMap, apply
+
+                linear = EnvelopeMap(result.envelope.centre, result.envelope.whiten, result.envelope.colour)
+                linear_pairs[name] = [apply(a, linear, 24000) for a in plain_pairs[name]]
         out[name] = {"style": result.style, "pitch": asdict(result.pitch), "audio": audio, "seconds": seconds, "steps": result.steps,
                      "envelope": None if result.envelope is None else result.envelope.to_array(),
                      "start": result.start, "before": result.report.before, "after": result.report.after,
@@ -539,8 +546,9 @@ def run_cpu(args: argparse.Namespace) -> None:
                        **({"seconds": args.seconds} if args.seconds else {}))
     unpaced: dict[str, Any] = {}
     plain: dict[str, Any] = {}
+    linear: dict[str, Any] = {}
     fitted = fit_all(model, stock, prompts, ids, args.config, GE2E(), Judge(), settings=settings, pace_pairs=unpaced,
-                     said=said, accents=args.basis_accents, plain_pairs=plain)
+                     said=said, accents=args.basis_accents, plain_pairs=plain, linear_pairs=linear)
     stock_audio = {v: [speak(model, s, h) for h in ids["held_out"]] for v, s in stock.items()}
     scorer = Scorer()
     result = score(scorer, stock_audio, fitted)
@@ -552,6 +560,10 @@ def run_cpu(args: argparse.Namespace) -> None:
         result["without_envelope"] = score(scorer, stock_audio, {n: {**r, "audio": plain.get(n, r["audio"])}
                                                                  for n, r in fitted.items()}, with_wer=False)
         print_table("the same voices without their envelope maps", result["without_envelope"])
+    if linear:  # ... and with their maps' linear part alone (sweep 45: the distributions' shapes left out)
+        result["linear_envelope"] = score(scorer, stock_audio, {n: {**r, "audio": linear.get(n, r["audio"])}
+                                                                for n, r in fitted.items()}, with_wer=False)
+        print_table("the same voices with their maps' linear part alone", result["linear_envelope"])
     result.update(settings=asdict(settings), basis=sorted(basis(stock, args.basis_accents)), words=words_kind(args.config), device="cpu", threads=args.threads, torch=torch.__version__,
                   date=time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()))
     print_table(f"CPU, {args.config}", result)

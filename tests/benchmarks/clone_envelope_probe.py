@@ -25,6 +25,7 @@ the target's reference, without and with each mapping (the same styles and rando
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 from collections.abc import Callable
@@ -39,6 +40,8 @@ sys.path.insert(0, str(HERE.parents[1] / "desktop"))
 sys.path.insert(0, str(HERE))
 
 from clone_dev import Scorer, load_local, seeded_fits, speak, words_of  # noqa: E402
+
+from voicedesk.core.engine.envelope import dct_rows  # noqa: E402
 
 RATE = 24000
 N_FFT, HOP = 1024, 240  # 43 ms windows, 10 ms apart
@@ -60,8 +63,7 @@ def mel_filters() -> np.ndarray:
 
 
 FILTERS = mel_filters()
-K = np.arange(1, N_CEP + 1)[:, None]
-DCT = np.sqrt(2 / BANDS) * np.cos(np.pi * K * (2 * np.arange(BANDS)[None, :] + 1) / (2 * BANDS))  # [N_CEP, BANDS]
+DCT = dct_rows(BANDS, N_CEP)  # [N_CEP, BANDS]
 
 
 def stft(audio: np.ndarray) -> np.ndarray:
@@ -132,6 +134,20 @@ def learn(kind: str, said: np.ndarray, prompt: np.ndarray) -> Mapping:
             return mapped + (ratio - 1) * fast(mapped)
 
         return with_pace
+    if kind.startswith("class"):
+        # "class2s0.3o1": the clone's frames in 2 classes (k-means), each class with its own covariance map (each
+        # covariance shrunk 0.3), the prompt's frames classed by the clone frame DTW aligns them with; the global mean
+        # kept, each class's offset from it moved by o (0: every class's mean kept). Frames blend the classes' maps
+        # by their soft class membership.
+        spec = kind.removeprefix("class")
+        count, rest = spec.split("s")
+        shrink_text, offset_text = rest.split("o")
+        return class_map(said, prompt, int(count), float(shrink_text), float(offset_text))
+    if kind.startswith("covq"):
+        # The shipped covariance map, then each whitened coordinate's distribution (not only its spread) matched to
+        # the prompt's by quantiles ("covq0.5": half way)
+        part = float(kind.removeprefix("covq") or 1.0)
+        return quantile_map(said, prompt, part)
     if kind.startswith("cov"):
         # Whitened with the clone's covariance, coloured with the prompt's (each shrunk toward its diagonal);
         # "cov0.1m0.5": shrink 0.1, the mean moved half way; "s0.7": the whole change scaled
@@ -171,6 +187,80 @@ def learn(kind: str, said: np.ndarray, prompt: np.ndarray) -> Mapping:
     raise ValueError(kind)
 
 
+def _shrunk_root(frames: np.ndarray, shrink: float, inverse: bool) -> np.ndarray:
+    cov = np.cov(frames.T)
+    cov = (1 - shrink) * cov + shrink * np.diag(np.diag(cov))
+    vals, vecs = np.linalg.eigh(cov)
+    vals = np.maximum(vals, 1e-6) ** (-0.5 if inverse else 0.5)
+    return (vecs * vals) @ vecs.T
+
+
+def kmeans(frames: np.ndarray, count: int, rounds: int = 30) -> np.ndarray:
+    """[count, dims] centroids; deterministic (farthest-point start from the frame nearest the mean)."""
+    centres = [frames[np.argmin(((frames - frames.mean(0)) ** 2).sum(1))]]
+    while len(centres) < count:
+        d = np.min([((frames - c) ** 2).sum(1) for c in centres], axis=0)
+        centres.append(frames[np.argmax(d)])
+    c = np.array(centres)
+    for _ in range(rounds):
+        labels = np.argmin(((frames[:, None] - c[None]) ** 2).sum(-1), 1)
+        c = np.array([frames[labels == k].mean(0) if (labels == k).any() else c[k] for k in range(count)])
+    return c
+
+
+def class_map(said: np.ndarray, prompt: np.ndarray, count: int, shrink: float, offset: float) -> Mapping:
+    mu_x, mu_y = said.mean(0), prompt.mean(0)
+    centres = kmeans(said - mu_x, count)
+    labels_x = np.argmin((((said - mu_x)[:, None] - centres[None]) ** 2).sum(-1), 1)
+    from voicedesk.core.clone.align import dtw_path, path_cost
+
+    rows, cols = dtw_path(path_cost(said.astype(np.float64), prompt.astype(np.float64)))
+    votes = np.zeros((len(prompt), count))
+    np.add.at(votes, (cols, labels_x[rows]), 1.0)
+    labels_y = votes.argmax(1)
+    spread = float(((said - mu_x - centres[labels_x]) ** 2).sum(1).mean())  # within-class distance, for softness
+    maps = []
+    for k in range(count):
+        x, y = said[labels_x == k], prompt[labels_y == k]
+        if min(len(x), len(y)) < 40:  # too few frames: the global map
+            x, y = said, prompt
+        transform = _shrunk_root(x, shrink, True) @ _shrunk_root(y, shrink, False)
+        target = x.mean(0) + offset * ((y.mean(0) - mu_y) - (x.mean(0) - mu_x))
+        maps.append((x.mean(0), target, transform))
+
+    def mapped(c: np.ndarray) -> np.ndarray:
+        d = (((c - mu_x)[:, None] - centres[None]) ** 2).sum(-1)
+        logits = -(d - d.min(1, keepdims=True)) / spread
+        weights = np.exp(logits)
+        weights /= weights.sum(1, keepdims=True)
+        out = np.zeros_like(c)
+        for k, (centre, target, transform) in enumerate(maps):
+            out += weights[:, k : k + 1] * (target + (c - centre) @ transform)
+        return out
+
+    return mapped
+
+
+def quantile_map(said: np.ndarray, prompt: np.ndarray, part: float) -> Mapping:
+    mu_x, mu_y = said.mean(0), prompt.mean(0)
+    w_x, c_y = _shrunk_root(said, 0.1, True), _shrunk_root(prompt, 0.1, False)
+    w_y = _shrunk_root(prompt, 0.1, True)
+    z_x, z_y = (said - mu_x) @ w_x, (prompt - mu_y) @ w_y
+    probs = (np.arange(len(z_x)) + 0.5) / len(z_x)
+    q_x = np.sort(z_x, 0)
+    q_y = np.quantile(z_y, probs, axis=0)
+
+    def mapped(c: np.ndarray) -> np.ndarray:
+        z = (c - mu_x) @ w_x
+        moved = np.stack([np.interp(z[:, i], q_x[:, i], q_y[:, i]) for i in range(z.shape[1])], 1)
+        # outside the clone's range: shifted as its extreme is
+        moved = np.where(z < q_x[0], z + q_y[0] - q_x[0], np.where(z > q_x[-1], z + q_y[-1] - q_x[-1], moved))
+        z = z + part * (moved - z)
+        return mu_x + z @ c_y
+
+    return mapped
+
+
 def smooth(delta: np.ndarray, width: int = 3) -> np.ndarray:
     kernel = np.ones(width) / width
     return np.stack([np.convolve(np.pad(col, width // 2, mode="edge"), kernel, "valid") for col in delta.T], 1)
@@ -186,7 +276,7 @@ KINDS = ("mean", "meanvar", "linear10", "linear1", "knn4", "knn16")
 
 
 def main() -> None:
-    global N_CEP, K, DCT, BANDS, FILTERS
+    global N_CEP, DCT, BANDS, FILTERS
     import torch
 
     from voicedesk.core.audio.resample import resample
@@ -205,8 +295,7 @@ def main() -> None:
     kinds = args.kinds.split(",")
     N_CEP, BANDS = args.cepstra, args.bands
     FILTERS = mel_filters()
-    K = np.arange(1, N_CEP + 1)[:, None]
-    DCT = np.sqrt(2 / BANDS) * np.cos(np.pi * K * (2 * np.arange(BANDS)[None, :] + 1) / (2 * BANDS))
+    DCT = dct_rows(BANDS, N_CEP)
     torch.set_num_threads(2)
     model, _ = load_local()
     scorer = Scorer()
@@ -248,7 +337,7 @@ def main() -> None:
 
                         # "product16": learned at 16 kHz; "product24p1": from the words spoken at the model's pace
                         spec = kind.removeprefix("product")
-                        rate = int(spec.split("p")[0].removesuffix("check") or 24) * 1000
+                        rate = int(spec.split("i")[0].split("p")[0].removesuffix("check") or 24) * 1000
                         voice = said if "p1" not in spec else speak(model, np.repeat(rows[0:1], 510, axis=0), words, 0,
                                                                     replace(pitch, pace=1.0))
                         if "check" in spec:  # without the words: from the voice's check sentence (other words)
@@ -256,9 +345,17 @@ def main() -> None:
                         sources = (voice, prompt) if rate == RATE else (resample(voice, RATE, rate), scorer.targets[name].prompt_16k)
                         learned = product.learn([sources[0]], sources[1], rate)
                         assert learned is not None
+                        maps = [learned]
+                        # "i2": learned again from the voice's speech with the first map applied (what the
+                        # reshaping through the STFT bins left of the covariance's change), both applied in turn
+                        for _ in range(int(spec.split("i")[1]) - 1 if "i" in spec else 0):
+                            mapped_voice = functools.reduce(lambda a, m: product.apply(a, m, rate), maps, sources[0])
+                            again = product.learn([mapped_voice], sources[1], rate)
+                            assert again is not None
+                            maps.append(again)
 
-                        def convert_with(a: np.ndarray, _: Any, __: int, m: Any = learned) -> np.ndarray:
-                            return product.apply(a, m, RATE)
+                        def convert_with(a: np.ndarray, _: Any, __: int, ms: Any = maps) -> np.ndarray:
+                            return functools.reduce(lambda x, m: product.apply(x, m, RATE), ms, a)
 
                         results[kind] = [convert_with(a, None, 0) for a in spoken]
                         mapped = heard(convert_with(check, None, 0), wanted)

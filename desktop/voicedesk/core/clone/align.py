@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 from numpy.typing import NDArray
 
+from voicedesk.core.engine.envelope import dct_rows
+
 if TYPE_CHECKING:
     import torch
 
@@ -21,11 +23,8 @@ N_CEPSTRA = 16  # c1..c16 of 40 mel bands: the envelope; c0 (loudness) is droppe
 
 
 def dct_matrix(n_in: int, n_out: int) -> NDArray[np.float32]:
-    """Orthonormal DCT-II rows 1..n_out (row 0, the mean, is left out)."""
-    k = np.arange(1, n_out + 1)[:, None]
-    n = np.arange(n_in)[None, :]
-    basis: NDArray[np.float32] = (np.sqrt(2.0 / n_in) * np.cos(np.pi * k * (2 * n + 1) / (2 * n_in))).astype(np.float32)
-    return basis
+    """Orthonormal DCT-II rows 1..n_out (row 0, the mean, is left out), in float32 for the fit's tensors."""
+    return dct_rows(n_in, n_out).astype(np.float32)
 
 
 def speech_frames(mel_power: torch.Tensor) -> torch.Tensor:

@@ -31,8 +31,9 @@ FORMAT = "voicedesk-voice"
 # Version 2 adds "pitch" ({"scale", "spread"}), version 3 its "pace". A voice with a neutral pitch is
 # still written as version 1, which every VoiceDesk reads; one with its own pitch is version 2 (3 with a
 # pace of its own), which an older VoiceDesk refuses rather than speaking it at the wrong pitch or pace.
-# Version 4 adds `envelope.npy`: a voice with an envelope map is version 4.
-VERSION = 4
+# Version 4 adds `envelope.npy`: a voice with an envelope map is version 4; version 5 its larger form, the
+# distributions' shapes matched too (an older VoiceDesk would refuse that map as damaged; it asks for an update).
+VERSION = 5
 SUFFIX = ".vdvoice"
 STYLE_WIDTH = 256
 MAX_STYLE_ROWS = 512
@@ -169,7 +170,7 @@ def encode(voice: SavedVoice) -> bytes:
 def _version(voice: SavedVoice) -> int:
     """The oldest format that holds everything the voice has (older VoiceDesks read the voices they can speak)."""
     if voice.envelope is not None:
-        return 4
+        return 5 if voice.envelope.voice_knots is not None else 4
     if voice.pitch == NEUTRAL_PITCH:
         return 1
     return 2 if voice.pitch.pace == 1.0 else 3
