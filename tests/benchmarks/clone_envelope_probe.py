@@ -157,14 +157,7 @@ def learn(kind: str, said: np.ndarray, prompt: np.ndarray) -> Mapping:
         shrink, mean_part = (float(x) for x in spec.split("m")) if "m" in spec else (float(spec or 0.3), 1.0)
         target_mu = mu_x + mean_part * (mu_y - mu_x)
 
-        def root(frames: np.ndarray, inverse: bool) -> np.ndarray:
-            cov = np.cov(frames.T)
-            cov = (1 - shrink) * cov + shrink * np.diag(np.diag(cov))
-            vals, vecs = np.linalg.eigh(cov)
-            vals = np.maximum(vals, 1e-6) ** (-0.5 if inverse else 0.5)
-            return (vecs * vals) @ vecs.T
-
-        transform = root(said, True) @ root(prompt, False)
+        transform = _shrunk_root(said, shrink, True) @ _shrunk_root(prompt, shrink, False)
         return lambda c: c + scale * (target_mu + (c - mu_x) @ transform - c)
     if kind.startswith("linear"):
         strength = float(kind.removeprefix("linear") or 10.0)
